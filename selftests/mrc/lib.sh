@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared helpers of the mrc shell selftests: TAP output and the leaf-spine
+# test fabric.
+#
+#   a --- l1 ==== s1..sN ==== l2 --- b
+#
+# Hosts a and b sit behind leaves l1 and l2, joined by N spines.  The leaves
+# hash ECMP from the packet headers as a switch does (policy 3, fields 0x37:
+# src/dst address, protocol, src/dst port), so a packet's UDP source port
+# picks its spine.  Addresses (IPv4 and IPv6):
+#   a 10.0.1.1 fd00:1::1     b 10.0.2.1 fd00:2::1
+#   spine i: l1 10.1.i.1 / si 10.1.i.2,  l2 10.2.i.1 / si 10.2.i.2
+# Names are prefixed so that nothing collides with other namespaces.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/testing/tap.sh"
+
+KSFT_SKIP=4
+NS_A=mrc-a NS_B=mrc-b NS_L1=mrc-l1 NS_L2=mrc-l2
+A4=10.0.1.1 B4=10.0.2.1 A6=fd00:1::1 B6=fd00:2::1
+FABRIC_SPINES=0
+
+ns_spine() { echo "mrc-s$1"; }
+
+# ns_sysctl NS KEY=VALUE...
+ns_sysctl() {
+	local ns=$1 kv
+	shift
+	for kv in "$@"; do
+		ip netns exec "$ns" sysctl -qw "$kv" || return 1
+	done
+}
+
+# link NS1 IF1 NS2 IF2: a veth pair between two namespaces, both ends up
+link() {
+	ip link add "$2" netns "$1" type veth peer name "$4" netns "$3" &&
+	ip -n "$1" link set "$2" up && ip -n "$3" link set "$4" up
+}
+
+addr() { ip -n "$1" addr add "$3" dev "$2" nodad 2>/dev/null || ip -n "$1" addr add "$3" dev "$2"; }
+
+# fabric_up N: builds the fabric with N spines (IPv4 and IPv6).
+fabric_up() {
+	local n=$1 i ns nh4a= nh6a= nh4b= nh6b=
+	fabric_down
+	FABRIC_SPINES=$n
+	for ns in $NS_A $NS_B $NS_L1 $NS_L2; do
+		ip netns add "$ns" || return 1
+	done
+	for i in $(seq 1 "$n"); do ip netns add "$(ns_spine "$i")" || return 1; done
+	for ns in $NS_A $NS_B $NS_L1 $NS_L2 $(for i in $(seq 1 "$n"); do ns_spine "$i"; done); do
+		ip -n "$ns" link set lo up
+		ns_sysctl "$ns" net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+			net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 || return 1
+	done
+	for ns in $NS_L1 $NS_L2; do
+		ns_sysctl "$ns" net.ipv4.fib_multipath_hash_policy=3 \
+			net.ipv4.fib_multipath_hash_fields=0x37 \
+			net.ipv6.fib_multipath_hash_policy=3 \
+			net.ipv6.fib_multipath_hash_fields=0x37 || return 1
+	done
+	for ns in $NS_A $NS_B; do
+		ns_sysctl "$ns" net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
+	done
+
+	link $NS_A eth0 $NS_L1 a0 || return 1
+	link $NS_B eth0 $NS_L2 b0 || return 1
+	addr $NS_A eth0 $A4/24; addr $NS_A eth0 $A6/64
+	addr $NS_L1 a0 10.0.1.254/24; addr $NS_L1 a0 fd00:1::fe/64
+	addr $NS_B eth0 $B4/24; addr $NS_B eth0 $B6/64
+	addr $NS_L2 b0 10.0.2.254/24; addr $NS_L2 b0 fd00:2::fe/64
+	ip -n $NS_A route add default via 10.0.1.254
+	ip -n $NS_A -6 route add default via fd00:1::fe
+	ip -n $NS_B route add default via 10.0.2.254
+	ip -n $NS_B -6 route add default via fd00:2::fe
+
+	for i in $(seq 1 "$n"); do
+		ns=$(ns_spine "$i")
+		link $NS_L1 "s$i" "$ns" l1 || return 1
+		link $NS_L2 "s$i" "$ns" l2 || return 1
+		addr $NS_L1 "s$i" "10.1.$i.1/24"; addr "$ns" l1 "10.1.$i.2/24"
+		addr $NS_L2 "s$i" "10.2.$i.1/24"; addr "$ns" l2 "10.2.$i.2/24"
+		addr $NS_L1 "s$i" "fd01:$i::1/64"; addr "$ns" l1 "fd01:$i::2/64"
+		addr $NS_L2 "s$i" "fd02:$i::1/64"; addr "$ns" l2 "fd02:$i::2/64"
+		ip -n "$ns" route add 10.0.1.0/24 via "10.1.$i.1"
+		ip -n "$ns" route add 10.0.2.0/24 via "10.2.$i.1"
+		ip -n "$ns" -6 route add fd00:1::/64 via "fd01:$i::1"
+		ip -n "$ns" -6 route add fd00:2::/64 via "fd02:$i::1"
+		nh4a="$nh4a nexthop via 10.1.$i.2 dev s$i"
+		nh6a="$nh6a nexthop via fd01:$i::2 dev s$i"
+		nh4b="$nh4b nexthop via 10.2.$i.2 dev s$i"
+		nh6b="$nh6b nexthop via fd02:$i::2 dev s$i"
+	done
+	# shellcheck disable=SC2086
+	ip -n $NS_L1 route add 10.0.2.0/24 $nh4a &&
+	ip -n $NS_L1 -6 route add fd00:2::/64 $nh6a &&
+	ip -n $NS_L2 route add 10.0.1.0/24 $nh4b &&
+	ip -n $NS_L2 -6 route add fd00:1::/64 $nh6b || return 1
+}
+
+fabric_down() {
+	local ns
+	for ns in $(ip netns list 2>/dev/null | awk '/^mrc-/ {print $1}'); do
+		ip netns del "$ns"
+	done
+	FABRIC_SPINES=0
+}
+
+# fabric_spine_count I DIR: packets spine I received from l1 (DIR=ab, a->b) or
+# from l2 (DIR=ba); still counted while the spine is blackholed.
+fabric_spine_count() {
+	local ifname=l1
+	[ "$2" = ba ] && ifname=l2
+	ip netns exec "$(ns_spine "$1")" cat "/sys/class/net/$ifname/statistics/rx_packets"
+}
+
+# fabric_spine_bytes I DIR: as fabric_spine_count, in bytes.
+fabric_spine_bytes() {
+	local ifname=l1
+	[ "$2" = ba ] && ifname=l2
+	ip netns exec "$(ns_spine "$1")" cat "/sys/class/net/$ifname/statistics/rx_bytes"
+}
+
+# fabric_spine_forwarded I DIR: packets spine I passed on toward the far leaf.
+fabric_spine_forwarded() {
+	local ifname=l2
+	[ "$2" = ba ] && ifname=l1
+	ip netns exec "$(ns_spine "$1")" cat "/sys/class/net/$ifname/statistics/tx_packets"
+}
+
+# fabric_counts DIR: the per-spine packet counts, space separated.
+fabric_counts() {
+	local i out=
+	for i in $(seq 1 "$FABRIC_SPINES"); do out="$out $(fabric_spine_count "$i" "$1")"; done
+	echo $out
+}
+
+# fabric_blackhole I: spine I silently drops everything, its links stay up.
+fabric_blackhole() {
+	local ns ifname
+	ns=$(ns_spine "$1")
+	for ifname in l1 l2; do
+		tc -n "$ns" qdisc replace dev "$ifname" clsact &&
+		tc -n "$ns" filter replace dev "$ifname" ingress pref 1 matchall action drop ||
+			return 1
+	done
+}
+
+# fabric_heal I: undoes fabric_blackhole.
+fabric_heal() {
+	local ns ifname
+	ns=$(ns_spine "$1")
+	for ifname in l1 l2; do
+		tc -n "$ns" qdisc del dev "$ifname" clsact 2>/dev/null
+	done
+	return 0
+}
+
+# fabric_shape I RATE DELAY [LOSS]: spine I forwards at RATE (tbf, e.g. 20mbit,
+# or "-") after DELAY (netem, e.g. 2ms, or "-") with LOSS (netem, e.g. 1%)
+# in both directions.  fabric_shape I - - clears the shaping.
+fabric_shape() {
+	local ns ifname rate=$2 delay=$3 loss=${4:-} netem=
+	ns=$(ns_spine "$1")
+	[ "$delay" != - ] && netem="delay $delay"
+	[ -n "$loss" ] && netem="$netem loss $loss"
+	for ifname in l1 l2; do
+		tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
+		if [ "$rate" != - ]; then
+			tc -n "$ns" qdisc add dev "$ifname" root handle 1: \
+				tbf rate "$rate" burst 32kb latency 50ms || return 1
+			[ -z "$netem" ] || tc -n "$ns" qdisc add dev "$ifname" \
+				parent 1:1 handle 10: netem $netem limit 10000 || return 1
+		elif [ -n "$netem" ]; then
+			tc -n "$ns" qdisc add dev "$ifname" root netem $netem limit 10000 || return 1
+		fi
+	done
+}
+
+# The live AF_MRC family number (the module parameter).
+mrc_family() { cat /sys/module/mrc/parameters/family 2>/dev/null || echo 18; }

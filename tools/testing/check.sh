@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# `make check`: build, lint, KUnit on UML, the VM runner's own selftest and
+# the kselftests in the VM.  Every KUnit case and selftest case is counted;
+# ends with one line "N passed, N failed, N skipped".
+set -u
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+export RESULTS=${RESULTS:-$repo/results}
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+pass=0 fail=0 skip=0
+failed_stages=()
+
+add_counts() {	# STAGE FILE RC
+	local p=0 f=0 s=0
+	[ -f "$2" ] && read -r p f s < "$2"
+	if [ "$3" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	[ "$f" -eq 0 ] || failed_stages+=("$1")
+	echo "### $1: $p passed, $f failed, $s skipped ($(date +%T))"
+}
+
+stage() {	# NAME COMMAND...: a stage that counts as one test
+	local name=$1 rc
+	shift
+	echo "### $name: $* ($(date +%T))"
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then echo "1 0 0"; else echo "0 1 0"; fi > "$RESULTS/$name.counts"
+	add_counts "$name" "$RESULTS/$name.counts" 0
+	return $rc
+}
+
+start=$(date +%s)
+if stage build make all; then
+	stage lint bash tools/lint.sh
+	echo "### kunit ($(date +%T))"
+	bash tools/testing/kunit.sh
+	add_counts kunit "$RESULTS/kunit/counts" $?
+	echo "### vm runner selftest ($(date +%T))"
+	bash tools/testing/vm/selftest.sh | tee "$RESULTS/vm-selftest.tap"
+	rc=${PIPESTATUS[0]}
+	awk -f tools/testing/tap-count.awk "$RESULTS/vm-selftest.tap" > "$RESULTS/vm-selftest.counts"
+	add_counts vm-selftest "$RESULTS/vm-selftest.counts" "$rc"
+	echo "### selftests in the VM ($(date +%T))"
+	bash tools/testing/selftest.sh
+	add_counts selftest "$RESULTS/selftest/counts" $?
+fi
+echo "### make check took $(( $(date +%s) - start )) s"
+[ ${#failed_stages[@]} -eq 0 ] || echo "### failed: ${failed_stages[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

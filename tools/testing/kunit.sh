@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Runs MRC's KUnit suites on UML with the kernel's own kunit.py.  The kernel
+# tree comes from linux-source-6.12, is extracted once into $MRC_CACHE and
+# builds incrementally there; net/mrc and the uapi header are linked in.
+set -eu
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/tools/testing/ksrc.sh"
+ksrc=$(mrc_ksrc)
+build=$MRC_CACHE/kunit-uml
+results=${RESULTS:-$repo/results}/kunit
+mkdir -p "$results" "$build"
+
+ln -sfn "$repo/net/mrc" "$ksrc/net/mrc"
+ln -sfn "$repo/include/uapi/linux/mrc.h" "$ksrc/include/uapi/linux/mrc.h"
+grep -q 'net/mrc/Kconfig' "$ksrc/net/Kconfig" ||
+	sed -i '/source "net\/mptcp\/Kconfig"/a source "net/mrc/Kconfig"' "$ksrc/net/Kconfig"
+grep -q 'CONFIG_MRC)' "$ksrc/net/Makefile" ||
+	echo 'obj-$(CONFIG_MRC)		+= mrc/' >> "$ksrc/net/Makefile"
+
+cd "$ksrc"
+set +e
+python3 tools/testing/kunit/kunit.py run \
+	--kunitconfig=net/mrc/.kunitconfig --build_dir="$build" \
+	--jobs="$(nproc)" --timeout=600 --raw_output=all \
+	> "$results/raw.log" 2>&1
+rc=$?
+set -e
+# The raw TAP log from the UML kernel: count test cases (nested, indented).
+awk -f "$repo/tools/testing/tap-count.awk" "$results/raw.log" > "$results/counts"
+cat "$results/counts"
+grep -E '^\s*(not )?ok ' "$results/raw.log" | sed 's/^/kunit: /' || true
+if grep -Eq 'BUG:|WARNING:|KASAN|possible circular|inconsistent lock|refcount_t' "$results/raw.log"; then
+	echo "kunit: kernel splat in $results/raw.log" >&2
+	grep -E -A20 'BUG:|WARNING:|KASAN|possible circular|inconsistent lock|refcount_t' "$results/raw.log" | head -60 >&2
+	rc=1
+fi
+[ "$rc" -eq 0 ] || { tail -40 "$results/raw.log" >&2; echo "kunit: FAILED (rc=$rc)" >&2; }
+exit "$rc"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Second stage in the VM, running in the overlay root: mount the usual file
+# systems, load the freshly built module, run the command given by the host
+# (in /mrc-out/cmd), store its exit status and power off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /run/netns
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+mkdir -p /mrc-out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 mrcout /mrc-out ||
+	{ echo "guest: cannot mount results folder" > /dev/ttyS0; echo o > /proc/sysrq-trigger; }
+hostname mrc-vm
+ip link set lo up
+echo 1 > /proc/sys/kernel/sysrq
+
+finish() {
+	dmesg > /mrc-out/dmesg.log
+	sync
+	umount /mrc-out
+	echo o > /proc/sysrq-trigger
+	# init must not exit before the power-off lands (that would panic)
+	while :; do :; done
+}
+
+. /mrc-out/env
+out=/dev/ttyS1
+[ -c "$out" ] || out=/dev/console
+{
+	if [ -n "${MRC_KO:-}" ]; then
+		# Dependencies come from the host's module tree; mrc.ko itself is
+		# installed into the overlay so that socket() autoloads it too.
+		kdir=/lib/modules/$(uname -r)
+		mkdir -p "$kdir/updates"
+		cp "$MRC_KO" "$kdir/updates/mrc.ko"
+		# socket(AF_MRC) autoloads through request_module("net-pf-N")
+		fam=18
+		for p in ${MRC_MODPARAMS:-}; do
+			case $p in family=*) fam=${p#family=} ;; esac
+		done
+		cat > /etc/modprobe.d/mrc.conf <<-CONF
+		alias net-pf-$fam mrc
+		install mrc /sbin/modprobe -a udp_tunnel ip6_udp_tunnel && /sbin/insmod $kdir/updates/mrc.ko ${MRC_MODPARAMS:-}
+		CONF
+		[ -n "${MRC_NO_LOAD:-}" ] || modprobe mrc || exit 1
+	fi
+	cd "$MRC_CWD" && bash /mrc-out/cmd
+} < /dev/null > "$out" 2>&1
+echo $? > /mrc-out/status
+finish
