@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * MRC: module entry and the AF_MRC socket family.
+ * MRC: module entry, parameters and the AF_MRC socket family.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -8,52 +8,40 @@
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <net/sock.h>
-#include <uapi/linux/mrc.h>
 
-static int family = AF_MRC;
-module_param(family, int, 0444);
+#include "protocol.h"
+
+int mrc_family_nr = AF_MRC;
+module_param_named(family, mrc_family_nr, int, 0444);
 MODULE_PARM_DESC(family, "address family number to register (default 18)");
 
-static struct proto mrc_proto = {
+unsigned int mrc_udp_port = MRC_DEFAULT_UDP_PORT;
+module_param_named(udp_port, mrc_udp_port, uint, 0444);
+MODULE_PARM_DESC(udp_port, "UDP port of the tunnel sockets (default 4797)");
+
+unsigned int mrc_min_rto_us = 5000;
+module_param_named(min_rto_us, mrc_min_rto_us, uint, 0644);
+MODULE_PARM_DESC(min_rto_us, "minimum retransmission timeout, microseconds");
+
+unsigned int mrc_init_cwnd = 16;
+module_param_named(init_cwnd, mrc_init_cwnd, uint, 0644);
+MODULE_PARM_DESC(init_cwnd, "initial congestion window, packets");
+
+unsigned int mrc_default_evs = 64;
+module_param_named(ev_count, mrc_default_evs, uint, 0644);
+MODULE_PARM_DESC(ev_count, "entropy values (UDP source ports) per connection");
+
+struct proto mrc_proto = {
 	.name		= "MRC",
 	.owner		= THIS_MODULE,
-	.obj_size	= sizeof(struct sock),
+	.obj_size	= sizeof(struct mrc_sock),
+	.backlog_rcv	= mrc_backlog_rcv,
+	.release_cb	= mrc_release_cb,
 };
 
-static int mrc_release(struct socket *sock)
+static int mrc_create(struct net *net, struct socket *sock, int protocol, int kern)
 {
-	struct sock *sk = sock->sk;
-
-	if (!sk)
-		return 0;
-	sock_orphan(sk);
-	sock->sk = NULL;
-	sock_put(sk);
-	return 0;
-}
-
-/* .family is informational: the core dispatches on mrc_family_ops.family */
-static const struct proto_ops mrc_ops = {
-	.family		= PF_MRC,
-	.owner		= THIS_MODULE,
-	.release	= mrc_release,
-	.bind		= sock_no_bind,
-	.connect	= sock_no_connect,
-	.socketpair	= sock_no_socketpair,
-	.accept		= sock_no_accept,
-	.getname	= sock_no_getname,
-	.poll		= datagram_poll,
-	.ioctl		= sock_no_ioctl,
-	.listen		= sock_no_listen,
-	.shutdown	= sock_no_shutdown,
-	.sendmsg	= sock_no_sendmsg,
-	.recvmsg	= sock_no_recvmsg,
-	.mmap		= sock_no_mmap,
-};
-
-static int mrc_create(struct net *net, struct socket *sock, int protocol,
-		      int kern)
-{
+	struct mrc_sock *msk;
 	struct sock *sk;
 
 	if (protocol != 0)
@@ -61,12 +49,15 @@ static int mrc_create(struct net *net, struct socket *sock, int protocol,
 	if (sock->type != SOCK_STREAM && sock->type != SOCK_SEQPACKET)
 		return -ESOCKTNOSUPPORT;
 
-	sk = sk_alloc(net, family, GFP_KERNEL, &mrc_proto, kern);
+	sk = sk_alloc(net, mrc_family_nr, GFP_KERNEL, &mrc_proto, kern);
 	if (!sk)
 		return -ENOMEM;
-	sock->ops = &mrc_ops;
+	sock->ops = &mrc_stream_ops;
 	sock->state = SS_UNCONNECTED;
 	sock_init_data(sock, sk);
+	msk = mrc_sk(sk);
+	msk->mn = mrc_pernet(net);
+	mrc_sock_init(msk);
 	return 0;
 }
 
@@ -79,23 +70,31 @@ static int __init mrc_init(void)
 {
 	int err;
 
-	if (family <= 0 || family >= NPROTO) {
-		pr_err("family %d out of range 1..%d\n", family, NPROTO - 1);
+	if (mrc_family_nr <= 0 || mrc_family_nr >= NPROTO) {
+		pr_err("family %d out of range 1..%d\n", mrc_family_nr, NPROTO - 1);
 		return -EINVAL;
 	}
-	mrc_family_ops.family = family;
+	if (!mrc_udp_port || mrc_udp_port > 65535 || !mrc_default_evs ||
+	    mrc_default_evs > MRC_MAX_EVS || !mrc_init_cwnd)
+		return -EINVAL;
+	mrc_family_ops.family = mrc_family_nr;
 
 	err = proto_register(&mrc_proto, 1);
 	if (err)
 		return err;
+	err = mrc_pernet_init();
+	if (err)
+		goto err_proto;
 	err = sock_register(&mrc_family_ops);
 	if (err) {
-		pr_err("cannot register family %d: %d\n", family, err);
-		goto err_proto;
+		pr_err("cannot register family %d: %d\n", mrc_family_nr, err);
+		goto err_pernet;
 	}
-	pr_info("AF_MRC registered as family %d\n", family);
+	pr_info("AF_MRC registered as family %d, UDP port %u\n", mrc_family_nr, mrc_udp_port);
 	return 0;
 
+err_pernet:
+	mrc_pernet_exit();
 err_proto:
 	proto_unregister(&mrc_proto);
 	return err;
@@ -103,7 +102,8 @@ err_proto:
 
 static void __exit mrc_exit(void)
 {
-	sock_unregister(family);
+	sock_unregister(mrc_family_nr);
+	mrc_pernet_exit();
 	proto_unregister(&mrc_proto);
 }
 

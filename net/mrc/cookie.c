@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stateless handshake cookies.  A server answers a SYN with IDs and a cookie
+ * derived from a per-netns secret and the client's tuple, and allocates
+ * nothing until the client echoes them (HSACK), proving its address.
+ */
+#include <linux/export.h>
+#include <linux/jiffies.h>
+#include <linux/siphash.h>
+#include <linux/string.h>
+#include <kunit/visibility.h>
+
+#include "protocol.h"
+
+#define MRC_COOKIE_SLOT_SECS	64
+
+/* A cookie is valid in the slot it was made in and in the next one. */
+u32 mrc_cookie_slot(void)
+{
+	return (u32)(jiffies_64 / (MRC_COOKIE_SLOT_SECS * HZ));
+}
+
+/**
+ * mrc_cookie_make() - derive the server's ID, initial PSN and cookie
+ * @key: per-netns secret
+ * @in: the client's tuple and handshake values
+ * @slot: time slot
+ * @out: server ID (never 0), server initial PSN and cookie
+ */
+void mrc_cookie_make(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 slot,
+		     struct mrc_cookie *out)
+{
+	u32 buf[14];
+	u64 ids;
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, in->addr, 16);
+	memcpy(buf + 4, in->laddr, 16);
+	buf[8] = in->sport;
+	buf[9] = in->dport;
+	buf[10] = in->client_id;
+	buf[11] = in->client_isn;
+	buf[12] = slot;
+	buf[13] = 0;
+	ids = siphash(buf, sizeof(buf), key);
+	buf[13] = 1;
+	out->cookie = siphash(buf, sizeof(buf), key);
+	out->server_id = (u32)ids ?: 1;
+	out->server_isn = (u32)(ids >> 32);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_cookie_make);
+
+/**
+ * mrc_cookie_check() - verify an echoed cookie
+ * @key: per-netns secret
+ * @in: the client's tuple and handshake values, as seen in the HSACK
+ * @slot: slot the client says the cookie was made in
+ * @now_slot: current slot
+ * @server_id: echoed server ID
+ * @server_isn: echoed server initial PSN
+ * @cookie: echoed cookie
+ *
+ * Return: true when all three match what @key makes for @in and the slot is
+ * current or the previous one.
+ */
+bool mrc_cookie_check(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 slot,
+		      u32 now_slot, u32 server_id, u32 server_isn, u64 cookie)
+{
+	struct mrc_cookie c;
+
+	if (slot != now_slot && slot + 1 != now_slot)
+		return false;
+	mrc_cookie_make(key, in, slot, &c);
+	return c.server_id == server_id && c.server_isn == server_isn &&
+	       c.cookie == cookie;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_cookie_check);

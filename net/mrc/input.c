@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Receive side: validation of every packet from the UDP tunnel, demux to a
+ * connection or listener, the stateless-cookie handshake, ACK and SACK
+ * processing, in-order delivery and out-of-order reassembly.
+ *
+ * Softirq: the connection is found under RCU and referenced, then handled
+ * under bh_lock_sock, or queued to the backlog while the user owns it.
+ */
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/udp.h>
+
+#include "protocol.h"
+#include "sack.h"
+
+/* How far ahead of rcv_nxt out-of-order data is kept, in packets. */
+#define MRC_RCV_WINDOW_PKTS	8192
+
+static bool mrc_addr_equal(const union mrc_addr *a, const union mrc_addr *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr &&
+		       a->v4.sin_port == b->v4.sin_port;
+	return ipv6_addr_equal(&a->v6.sin6_addr, &b->v6.sin6_addr) &&
+	       a->v6.sin6_port == b->v6.sin6_port;
+}
+
+static void mrc_cookie_input(struct sk_buff *skb, const struct mrchdr *h,
+			     struct mrc_cookie_in *in)
+{
+	union mrc_addr local, remote;
+
+	mrc_skb_addrs(skb, &local, &remote);
+	memset(in, 0, sizeof(*in));
+	if (local.sa.sa_family == AF_INET) {
+		in->addr[0] = remote.v4.sin_addr.s_addr;
+		in->laddr[0] = local.v4.sin_addr.s_addr;
+	} else {
+		memcpy(in->addr, &remote.v6.sin6_addr, 16);
+		memcpy(in->laddr, &local.v6.sin6_addr, 16);
+	}
+	in->sport = ntohs(h->sport);
+	in->dport = ntohs(h->dport);
+	in->client_id = ntohl(h->src_id);
+	in->client_isn = ntohl(h->psn);
+}
+
+/* SYN: answer with IDs and a cookie, keep nothing.  Listener locked. */
+static void mrc_listen_syn(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
+{
+	struct mrc_hs_payload hs;
+	struct mrc_cookie_in in;
+	struct mrc_cookie c;
+	u32 slot = mrc_cookie_slot();
+
+	if (sk_acceptq_is_full(&lsk->sk)) {
+		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
+		return;
+	}
+	mrc_cookie_input(skb, h, &in);
+	mrc_cookie_make(&lsk->mn->cookie_key, &in, slot, &c);
+	hs.cookie = cpu_to_be64(c.cookie);
+	hs.slot = htonl(slot);
+	hs.mss = htonl(65000);
+	mrc_send_synack(lsk->mn, skb, h, c.server_id, c.server_isn, &hs);
+}
+
+/* HSACK with a valid cookie: the client proved its address; make the child. */
+static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
+{
+	const struct mrc_hs_payload *hs = (const void *)(h + 1);
+	struct sock *lsock = &lsk->sk, *csk;
+	struct mrc_sock *child;
+	struct mrc_cookie_in in;
+	u32 server_isn = ntohl(h->ack_psn) - 1;
+
+	mrc_cookie_input(skb, h, &in);
+	if (!mrc_cookie_check(&lsk->mn->cookie_key, &in, ntohl(hs->slot), mrc_cookie_slot(),
+			      ntohl(h->dst_id), server_isn, be64_to_cpu(hs->cookie))) {
+		mrc_count(lsk->mn, MRC_C_RX_DROP_COOKIE);
+		return;
+	}
+	if (sk_acceptq_is_full(lsock)) {
+		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
+		return;
+	}
+	csk = sk_alloc(sock_net(lsock), lsock->sk_family, GFP_ATOMIC, &mrc_proto, 0);
+	if (!csk)
+		return;
+	sock_init_data(NULL, csk);
+	child = mrc_sk(csk);
+	child->mn = lsk->mn;
+	mrc_sock_init(child);
+	csk->sk_type = lsock->sk_type;
+	csk->sk_sndbuf = lsock->sk_sndbuf;
+	csk->sk_rcvbuf = lsock->sk_rcvbuf;
+	child->nodelay = lsk->nodelay;
+	child->priority = lsk->priority;
+	child->user_timeout_ms = lsk->user_timeout_ms;
+	child->ev_count = lsk->ev_count;
+	mrc_skb_addrs(skb, &child->local, &child->remote);
+	child->family = child->local.sa.sa_family;
+	child->local_id = ntohl(h->dst_id);
+	child->remote_id = ntohl(h->src_id);
+	child->rcv_nxt = ntohl(h->psn) + 1;
+	child->iss = server_isn;
+	child->snd_una = server_isn + 1;
+	child->snd_nxt = server_isn + 1;
+	child->progress_stamp = jiffies;
+	child->last_tsval = ntohl(h->tsval);
+	child->last_ev = ntohs(udp_hdr(skb)->source);
+	mrc_set_state(child, MRC_STATE_ESTABLISHED);
+
+	bh_lock_sock_nested(csk);
+	if (mrc_conn_start(child)) {
+		bh_unlock_sock(csk);
+		sk_free(csk);
+		return;
+	}
+	child->parent = lsk;
+	list_add_tail(&child->accept_node, &lsk->accept_queue);
+	sk_acceptq_added(lsock);
+	mrc_send_ack(child);
+	bh_unlock_sock(csk);
+	mrc_count(lsk->mn, MRC_C_CONN_ACCEPTED);
+	lsock->sk_data_ready(lsock);
+}
+
+static void mrc_listen_rcv(struct mrc_sock *lsk, struct sk_buff *skb)
+{
+	const struct mrchdr *h = (const struct mrchdr *)skb->data;
+
+	if (h->type == MRC_T_SYN)
+		mrc_listen_syn(lsk, skb, h);
+	else if (h->type == MRC_T_HSACK)
+		mrc_listen_hsack(lsk, skb, h);
+	kfree_skb(skb);
+}
+
+/**
+ * mrc_done() - the connection is over: stop, unhash, wake everyone
+ * @msk: connection (socket lock held, a reference besides the table's held)
+ * @err: error for the user (ECONNRESET, ETIMEDOUT...), 0 for an orderly end
+ */
+void mrc_done(struct mrc_sock *msk, int err)
+{
+	struct sock *sk = &msk->sk;
+
+	if (msk->state == MRC_STATE_DONE)
+		return;
+	if (err) {
+		WRITE_ONCE(sk->sk_err, err);
+		WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+	}
+	mrc_set_state(msk, MRC_STATE_DONE);
+	mrc_timers_stop(msk);
+	mrc_unhash_conn(msk);
+	__skb_queue_purge(&sk->sk_write_queue);
+	__skb_queue_purge(&msk->ooo_queue);
+	sk->sk_wmem_queued = 0;
+	msk->send_head = NULL;
+	msk->in_flight = 0;
+	sk->sk_state_change(sk);
+	if (err)
+		sk_error_report(sk);
+	sk->sk_write_space(sk);
+}
+
+static void mrc_our_fin_acked(struct mrc_sock *msk)
+{
+	switch (msk->state) {
+	case MRC_STATE_FIN_WAIT:
+		if (msk->fin_received || msk->orphan_fin)
+			mrc_done(msk, 0);
+		break;
+	case MRC_STATE_CLOSING:
+		mrc_done(msk, 0);
+		break;
+	}
+}
+
+/* Marks what the SACK field covers and what it proves lost. */
+static void mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack)
+{
+	u64 sacked = 0, outstanding = 0, lost;
+	struct sk_buff *skb;
+	u32 top = msk->snd_una;
+
+	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		u32 off = cb->psn - ack;
+
+		if (skb == msk->send_head || off >= 64)
+			break;
+		if (off && (sack & (1ULL << (off - 1))) && !cb->sacked) {
+			cb->sacked = 1;
+			if (!cb->lost)
+				msk->in_flight--;
+			cb->lost = 0;
+		}
+		if (cb->sacked) {
+			sacked |= 1ULL << off;
+			top = cb->psn + 1;
+		} else if (!cb->lost) {
+			outstanding |= 1ULL << off;
+		}
+	}
+	if (mrc_psn_after(top, msk->high_sacked))
+		msk->high_sacked = top;
+	lost = mrc_sack_lost_mask(sacked, outstanding, MRC_DUPTHRESH);
+	if (!lost)
+		return;
+	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		u32 off = cb->psn - ack;
+
+		if (skb == msk->send_head || off >= 64)
+			break;
+		if (!(lost & (1ULL << off)))
+			continue;
+		cb->lost = 1;
+		msk->in_flight--;
+		msk->stats.packets_lost++;
+		mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
+	}
+	if (!msk->in_recovery) {
+		msk->in_recovery = true;
+		msk->recover = msk->snd_nxt;
+		msk->ssthresh = max(msk->cwnd / 2, 2U);
+		msk->cwnd = msk->ssthresh;
+	}
+}
+
+/* Cumulative ACK, window and RTT.  Return: false if the ACK is invalid. */
+static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
+{
+	struct sock *sk = &msk->sk;
+	u32 ack = ntohl(h->ack_psn), tsecr = ntohl(h->tsecr);
+	bool fin_acked = false;
+	struct sk_buff *skb;
+	u32 acked = 0;
+
+	if (mrc_psn_after(ack, msk->snd_nxt) ||
+	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
+		return false;
+	msk->snd_wnd = ntohl(h->rcv_wnd);
+	if (tsecr) {
+		u32 sample = mrc_now_us() - tsecr;
+
+		if (sample < 10 * USEC_PER_SEC)
+			mrc_rtt_sample(&msk->rtt, sample);
+	}
+	while ((skb = skb_peek(&sk->sk_write_queue)) && skb != msk->send_head &&
+	       mrc_psn_before(MRC_SKB_CB(skb)->psn, ack)) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+
+		if (!cb->sacked && !cb->lost)
+			msk->in_flight--;
+		if (cb->flags & MRC_F_FIN)
+			fin_acked = true;
+		msk->stats.bytes_acked += skb->len;
+		__skb_unlink(skb, &sk->sk_write_queue);
+		sk_wmem_queued_add(sk, -skb->truesize);
+		kfree_skb(skb);
+		acked++;
+	}
+	if (acked) {
+		msk->snd_una = ack;
+		msk->backoff = 0;
+		msk->progress_stamp = jiffies;
+		if (msk->in_recovery && !mrc_psn_before(ack, msk->recover))
+			msk->in_recovery = false;
+		if (!msk->in_recovery) {
+			if (msk->cwnd < msk->ssthresh) {
+				msk->cwnd += acked;
+			} else {
+				msk->cwnd_cnt += acked;
+				if (msk->cwnd_cnt >= msk->cwnd) {
+					msk->cwnd_cnt = 0;
+					msk->cwnd++;
+				}
+			}
+			msk->cwnd = min(msk->cwnd, 4096U);
+		}
+		sk->sk_write_space(sk);
+	}
+	if (h->sack)
+		mrc_sack_rcv(msk, ack, be64_to_cpu(h->sack));
+	if (fin_acked)
+		mrc_our_fin_acked(msk);
+	if (msk->state == MRC_STATE_DONE)
+		return true;
+	mrc_push(msk);
+	if (skb_queue_empty(&sk->sk_write_queue))
+		sk_stop_timer(sk, &msk->rto_timer);
+	else if (acked)
+		mrc_arm_rto(msk);
+	return true;
+}
+
+static void mrc_fin_rcv(struct mrc_sock *msk)
+{
+	struct sock *sk = &msk->sk;
+
+	msk->fin_received = true;
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
+	if (msk->state == MRC_STATE_ESTABLISHED) {
+		mrc_set_state(msk, MRC_STATE_CLOSE_WAIT);
+	} else if (msk->state == MRC_STATE_FIN_WAIT) {
+		/* our FIN still unacked: wait for it; else we are done */
+		if (skb_queue_empty(&sk->sk_write_queue))
+			mrc_done(msk, 0);
+		else
+			mrc_set_state(msk, MRC_STATE_CLOSING);
+	}
+	sk->sk_state_change(sk);
+}
+
+/* Moves an in-order packet to the receive queue.  Consumes @skb. */
+static void mrc_deliver(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+	struct sock *sk = &msk->sk;
+	u8 flags = cb->flags;
+
+	msk->rcv_nxt = cb->psn + 1;
+	if (skb->len || ((flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET)) {
+		msk->stats.bytes_received += skb->len;
+		__skb_queue_tail(&sk->sk_receive_queue, skb);
+		if ((flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET)
+			WRITE_ONCE(msk->rcv_msgs, msk->rcv_msgs + 1);
+	} else {
+		kfree_skb(skb);
+	}
+	if (flags & MRC_F_FIN)
+		mrc_fin_rcv(msk);
+}
+
+/* Inserts into the out-of-order queue, sorted.  Return: false if duplicate. */
+static bool mrc_ooo_insert(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	u32 psn = MRC_SKB_CB(skb)->psn;
+	struct sk_buff *pos;
+
+	skb_queue_reverse_walk(&msk->ooo_queue, pos) {
+		u32 p = MRC_SKB_CB(pos)->psn;
+
+		if (p == psn)
+			return false;
+		if (mrc_psn_before(p, psn)) {
+			__skb_queue_after(&msk->ooo_queue, pos, skb);
+			return true;
+		}
+	}
+	__skb_queue_head(&msk->ooo_queue, skb);
+	return true;
+}
+
+/* Data (or FIN) packet.  Consumes @skb. */
+static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *hdr)
+{
+	struct sock *sk = &msk->sk;
+	u32 psn = ntohl(hdr->psn);
+	u16 len = ntohs(hdr->len);
+	bool ack_now = hdr->flags & (MRC_F_ACKNOW | MRC_F_FIN | MRC_F_PROBE);
+	struct mrc_skb_cb *cb;
+
+	msk->last_tsval = ntohl(hdr->tsval);
+	msk->last_ev = ntohs(udp_hdr(skb)->source);
+	msk->stats.packets_received++;
+
+	if (msk->fin_received || mrc_psn_before(psn, msk->rcv_nxt)) {
+		msk->stats.dup_packets_received++;
+		mrc_count(msk->mn, MRC_C_RX_DUP);
+		kfree_skb(skb);
+		mrc_send_ack(msk);
+		return;
+	}
+	if (!mrc_psn_in_window(psn, msk->rcv_nxt, MRC_RCV_WINDOW_PKTS)) {
+		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
+		kfree_skb(skb);
+		return;
+	}
+	if (len && atomic_read(&sk->sk_rmem_alloc) + skb->truesize > READ_ONCE(sk->sk_rcvbuf)) {
+		mrc_count(msk->mn, MRC_C_RX_DROP_RCVBUF);
+		kfree_skb(skb);
+		mrc_send_ack(msk);
+		return;
+	}
+	__skb_pull(skb, sizeof(struct mrchdr));
+	if (pskb_trim(skb, len)) {
+		kfree_skb(skb);
+		return;
+	}
+	skb_dst_drop(skb);
+	nf_reset_ct(skb);
+	skb_orphan(skb);
+	skb_set_owner_r(skb, sk);
+	cb = MRC_SKB_CB(skb);
+	memset(cb, 0, sizeof(*cb));
+	cb->psn = psn;
+	cb->flags = hdr->flags;
+
+	if (psn == msk->rcv_nxt) {
+		mrc_deliver(msk, skb);
+		while ((skb = skb_peek(&msk->ooo_queue)) &&
+		       MRC_SKB_CB(skb)->psn == msk->rcv_nxt) {
+			__skb_unlink(skb, &msk->ooo_queue);
+			mrc_deliver(msk, skb);
+		}
+		if (!skb_queue_empty(&msk->ooo_queue))
+			ack_now = true;
+		sk->sk_data_ready(sk);
+	} else {
+		if (!mrc_ooo_insert(msk, skb)) {
+			msk->stats.dup_packets_received++;
+			mrc_count(msk->mn, MRC_C_RX_DUP);
+			kfree_skb(skb);
+		}
+		ack_now = true;
+	}
+	if (msk->state == MRC_STATE_DONE)
+		return;
+	if (ack_now || ++msk->ack_pending >= 2)
+		mrc_send_ack(msk);
+	else
+		mrc_arm_delack(msk);
+}
+
+/* Client side of the handshake.  Return: true if @h was handled. */
+static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *h)
+{
+	struct sock *sk = &msk->sk;
+
+	if (h->type == MRC_T_SYNACK) {
+		if (msk->remote_id && msk->remote_id != ntohl(h->src_id))
+			return true;
+		memcpy(&msk->hs, h + 1, sizeof(msk->hs));
+		msk->remote_id = ntohl(h->src_id);
+		msk->rcv_nxt = ntohl(h->psn) + 1;
+		msk->last_tsval = ntohl(h->tsval);
+		msk->last_ev = ntohs(udp_hdr(skb)->source);
+		if (ntohl(h->tsecr))
+			mrc_rtt_sample(&msk->rtt, mrc_now_us() - ntohl(h->tsecr));
+		mrc_send_ctrl(msk, MRC_T_HSACK, 0, &msk->hs, sizeof(msk->hs));
+		return true;
+	}
+	if (!msk->remote_id || h->type == MRC_T_HSACK)
+		return true;
+	/* the server's first ACK or data: it has the connection now */
+	mrc_set_state(msk, MRC_STATE_ESTABLISHED);
+	msk->backoff = 0;
+	msk->progress_stamp = jiffies;
+	sk_stop_timer(sk, &msk->rto_timer);
+	mrc_count(msk->mn, MRC_C_CONN_OPENED);
+	sk->sk_state_change(sk);
+	sk->sk_write_space(sk);
+	return false;
+}
+
+static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	struct mrchdr hdr = *(const struct mrchdr *)skb->data;
+	union mrc_addr local, remote;
+	u32 src_id = ntohl(hdr.src_id);
+
+	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED)
+		goto drop;
+	mrc_skb_addrs(skb, &local, &remote);
+	if (!mrc_addr_equal(&remote, &msk->remote) ||
+	    (src_id != msk->remote_id &&
+	     !(msk->state == MRC_STATE_SYN_SENT && !msk->remote_id &&
+	       (hdr.type == MRC_T_SYNACK || (hdr.type == MRC_T_RST && !src_id))))) {
+		mrc_count(msk->mn, MRC_C_RX_DROP_BADID);
+		goto drop;
+	}
+	if (hdr.type == MRC_T_RST) {
+		mrc_count(msk->mn, MRC_C_CONN_RESET);
+		mrc_done(msk, msk->state == MRC_STATE_SYN_SENT ? ECONNREFUSED : ECONNRESET);
+		goto drop;
+	}
+	if (hdr.type == MRC_T_SYN || hdr.type == MRC_T_SYNACK) {
+		if (msk->state == MRC_STATE_SYN_SENT)
+			mrc_syn_sent_rcv(msk, skb, (const struct mrchdr *)skb->data);
+		goto drop;
+	}
+	if (msk->state == MRC_STATE_SYN_SENT &&
+	    mrc_syn_sent_rcv(msk, skb, (const struct mrchdr *)skb->data))
+		goto drop;
+	if (hdr.type == MRC_T_HSACK) {
+		/* our ACK of the handshake was lost: repeat it */
+		mrc_send_ack(msk);
+		goto drop;
+	}
+	if (!mrc_ack_rcv(msk, &hdr)) {
+		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
+		goto drop;
+	}
+	if (hdr.type == MRC_T_DATA && msk->state != MRC_STATE_DONE) {
+		mrc_data_rcv(msk, skb, &hdr);
+		return;
+	}
+drop:
+	kfree_skb(skb);
+}
+
+/* Handles a validated packet for @sk; the socket lock is held (or owned). */
+static int mrc_do_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct mrc_sock *msk = mrc_sk(sk);
+
+	if (msk->state == MRC_STATE_LISTEN)
+		mrc_listen_rcv(msk, skb);
+	else
+		mrc_conn_rcv(msk, skb);
+	return 0;
+}
+
+int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	return mrc_do_rcv(sk, skb);
+}
+
+/* Consumes @skb and the reference on @sk. */
+static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff *skb)
+{
+	bh_lock_sock_nested(sk);
+	if (!sock_owned_by_user(sk)) {
+		mrc_do_rcv(sk, skb);
+	} else if (sk_add_backlog(sk, skb, READ_ONCE(sk->sk_rcvbuf) +
+				  READ_ONCE(sk->sk_sndbuf))) {
+		mrc_count(mn, MRC_C_RX_DROP_BACKLOG);
+		kfree_skb(skb);
+	}
+	bh_unlock_sock(sk);
+	sock_put(sk);
+}
+
+static int mrc_drop(struct mrc_net *mn, struct sk_buff *skb, enum mrc_counter why)
+{
+	mrc_count(mn, why);
+	kfree_skb(skb);
+	return 0;
+}
+
+/**
+ * mrc_udp_rcv() - encap_rcv of the tunnel sockets
+ * @usk: the UDP tunnel socket
+ * @skb: packet, data at the UDP header, checksum verified
+ *
+ * Context: softirq.
+ * Return: 0: the packet was consumed (delivered or dropped and counted).
+ */
+int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
+{
+	struct mrc_net *mn = rcu_dereference_sk_user_data(usk);
+	struct mrc_sock *msk = NULL;
+	const struct mrchdr *h;
+	union mrc_addr local, remote;
+	unsigned int plen;
+
+	if (!mn) {
+		kfree_skb(skb);
+		return 0;
+	}
+	mrc_count(mn, MRC_C_RX_PACKETS);
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) + sizeof(struct mrchdr)))
+		return mrc_drop(mn, skb, MRC_C_RX_DROP_SHORT);
+	__skb_pull(skb, sizeof(struct udphdr));
+	h = (const struct mrchdr *)skb->data;
+	if (h->version != MRC_VERSION)
+		return mrc_drop(mn, skb, MRC_C_RX_DROP_VERSION);
+	if (!h->type || h->type >= __MRC_T_MAX || (h->flags & ~MRC_F_ALL))
+		return mrc_drop(mn, skb, MRC_C_RX_DROP_TYPE);
+	plen = ntohs(h->len);
+	if (skb->len != sizeof(*h) + plen ||
+	    ((h->type == MRC_T_SYNACK || h->type == MRC_T_HSACK) &&
+	     plen != sizeof(struct mrc_hs_payload)) ||
+	    (h->type != MRC_T_DATA && h->type != MRC_T_SYNACK &&
+	     h->type != MRC_T_HSACK && plen))
+		return mrc_drop(mn, skb, MRC_C_RX_DROP_LEN);
+	if (!pskb_may_pull(skb, skb->len))
+		return mrc_drop(mn, skb, MRC_C_RX_DROP_SHORT);
+	h = (const struct mrchdr *)skb->data;
+
+	rcu_read_lock();
+	if (h->dst_id)
+		msk = mrc_lookup_conn(mn, ntohl(h->dst_id));
+	if (!msk && (h->type == MRC_T_SYN || h->type == MRC_T_HSACK)) {
+		if (h->type == MRC_T_SYN && h->dst_id) {
+			rcu_read_unlock();
+			return mrc_drop(mn, skb, MRC_C_RX_DROP_BADID);
+		}
+		mrc_skb_addrs(skb, &local, &remote);
+		msk = mrc_lookup_listener(mn, &local);
+	}
+	if (!msk || !refcount_inc_not_zero(&msk->sk.sk_refcnt)) {
+		rcu_read_unlock();
+		mrc_send_rst_reply(mn, skb, h);
+		return mrc_drop(mn, skb, MRC_C_RX_DROP_NOCONN);
+	}
+	rcu_read_unlock();
+	mrc_sock_rcv(mn, &msk->sk, skb);
+	return 0;
+}

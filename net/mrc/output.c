@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Transmit side: entropy values, packet construction, the UDP tunnel
+ * transmit with the EV as source port, pushing new data within the
+ * congestion and flow windows, retransmission, ACKs and control packets.
+ */
+#include <linux/random.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/ip6_route.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "protocol.h"
+#include "sack.h"
+
+#define MRC_EV_LOW	49152
+#define MRC_EV_SPAN	16384
+#define MRC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
+			 sizeof(struct mrchdr))
+
+/* Draws @count distinct random UDP source ports. */
+void mrc_init_evs(struct mrc_sock *msk, unsigned int count)
+{
+	unsigned int i, j;
+
+	count = clamp(count, 1U, (unsigned int)MRC_MAX_EVS);
+	for (i = 0; i < count; i++) {
+again:
+		msk->evs[i] = MRC_EV_LOW + get_random_u32_below(MRC_EV_SPAN);
+		for (j = 0; j < i; j++)
+			if (msk->evs[j] == msk->evs[i])
+				goto again;
+	}
+	msk->ev_count = count;
+	msk->ev_next = 0;
+}
+
+/* Round robin over the connection's EVs. */
+u16 mrc_pick_ev(struct mrc_sock *msk)
+{
+	u16 ev = msk->evs[msk->ev_next];
+
+	msk->ev_next = (msk->ev_next + 1) % msk->ev_count;
+	return ev;
+}
+
+/* Free receive buffer, in payload bytes (truesize is about twice that). */
+u32 mrc_rcv_wnd(struct mrc_sock *msk)
+{
+	int space = READ_ONCE(msk->sk.sk_rcvbuf) - atomic_read(&msk->sk.sk_rmem_alloc);
+
+	return space > 0 ? space / 2 : 0;
+}
+
+static u64 mrc_sack_field(struct mrc_sock *msk)
+{
+	struct sk_buff *skb;
+	u64 bits = 0;
+
+	skb_queue_walk(&msk->ooo_queue, skb) {
+		if (!mrc_psn_in_window(MRC_SKB_CB(skb)->psn, msk->rcv_nxt + 1, MRC_SACK_BITS))
+			break;
+		mrc_sack_mark(&bits, MRC_SKB_CB(skb)->psn, msk->rcv_nxt);
+	}
+	return bits;
+}
+
+/**
+ * mrc_fill_header() - header of a packet of this connection
+ * @msk: connection (socket lock held)
+ * @h: header to fill
+ * @type: packet type
+ * @flags: MRC_F_* flags
+ *
+ * Every packet carries the current cumulative and selective ACK, so sending
+ * anything also acknowledges.
+ */
+void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
+{
+	const union mrc_addr *l = &msk->local, *r = &msk->remote;
+
+	memset(h, 0, sizeof(*h));
+	h->version = MRC_VERSION;
+	h->type = type;
+	h->flags = flags;
+	h->priority = msk->priority;
+	h->sport = l->sa.sa_family == AF_INET6 ? l->v6.sin6_port : l->v4.sin_port;
+	h->dport = r->sa.sa_family == AF_INET6 ? r->v6.sin6_port : r->v4.sin_port;
+	h->src_id = htonl(msk->local_id);
+	h->dst_id = htonl(msk->remote_id);
+	h->psn = htonl(msk->snd_nxt);
+	h->ack_psn = htonl(msk->rcv_nxt);
+	h->sack = cpu_to_be64(mrc_sack_field(msk));
+	h->tsval = htonl(mrc_now_us() ?: 1);
+	h->tsecr = htonl(msk->last_tsval);
+	msk->adv_wnd = mrc_rcv_wnd(msk);
+	h->rcv_wnd = htonl(msk->adv_wnd);
+	h->ack_ev = htons(msk->last_ev);
+	msk->ack_pending = 0;
+}
+
+/**
+ * mrc_output() - send one MRC packet through the namespace's tunnel socket
+ * @mn: namespace state
+ * @family: AF_INET or AF_INET6
+ * @saddr: source address (port unused)
+ * @daddr: destination address (port unused)
+ * @skb: packet starting at the MRC header, with MRC_HEADROOM headroom
+ * @ev: UDP source port: the entropy value that picks the path
+ * @dport: UDP destination port (the peer's tunnel port)
+ *
+ * The route lookup carries @ev as the flow's source port, so that multipath
+ * routes on this host spread EVs as the fabric does.  Consumes @skb.
+ * Return: 0 or a negative errno.
+ */
+static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *saddr,
+		      const union mrc_addr *daddr, struct sk_buff *skb, u16 ev, u16 dport)
+{
+	struct socket *sock;
+	int err = 0;
+
+	rcu_read_lock_bh();
+	sock = mrc_tunnel_sock(mn, family);
+	if (unlikely(!sock)) {
+		err = -ENONET;
+		goto drop;
+	}
+	skb->ignore_df = 0;
+	if (family == AF_INET) {
+		struct flowi4 fl4 = {
+			.daddr = daddr->v4.sin_addr.s_addr,
+			.saddr = saddr->v4.sin_addr.s_addr,
+			.flowi4_proto = IPPROTO_UDP,
+			.fl4_sport = htons(ev),
+			.fl4_dport = htons(dport),
+		};
+		struct rtable *rt = ip_route_output_key(mn->net, &fl4);
+
+		if (IS_ERR(rt)) {
+			err = PTR_ERR(rt);
+			goto drop;
+		}
+		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, 0,
+				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
+				    htons(ev), htons(dport), false, false);
+	} else {
+#if IS_ENABLED(CONFIG_IPV6)
+		struct flowi6 fl6 = {
+			.daddr = daddr->v6.sin6_addr,
+			.saddr = saddr->v6.sin6_addr,
+			.flowi6_proto = IPPROTO_UDP,
+			.flowi6_oif = daddr->v6.sin6_scope_id,
+			.fl6_sport = htons(ev),
+			.fl6_dport = htons(dport),
+		};
+		struct dst_entry *dst;
+
+		dst = ipv6_stub->ipv6_dst_lookup_flow(mn->net, sock->sk, &fl6, NULL);
+		if (IS_ERR(dst)) {
+			err = PTR_ERR(dst);
+			goto drop;
+		}
+		udp_tunnel6_xmit_skb(dst, sock->sk, skb, NULL, &fl6.saddr, &fl6.daddr, 0,
+				     ip6_dst_hoplimit(dst), 0, htons(ev), htons(dport), false);
+#else
+		err = -EAFNOSUPPORT;
+		goto drop;
+#endif
+	}
+	rcu_read_unlock_bh();
+	mrc_count(mn, MRC_C_TX_PACKETS);
+	return 0;
+drop:
+	rcu_read_unlock_bh();
+	mrc_count(mn, MRC_C_TX_ERRORS);
+	kfree_skb(skb);
+	return err;
+}
+
+static struct sk_buff *mrc_alloc_packet(unsigned int payload)
+{
+	struct sk_buff *skb = alloc_skb(MRC_HEADROOM + payload, GFP_ATOMIC);
+
+	if (skb)
+		skb_reserve(skb, MRC_HEADROOM);
+	return skb;
+}
+
+static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, u16 ev)
+{
+	msk->stats.packets_sent++;
+	return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb, ev,
+			  msk->udp_dport);
+}
+
+/**
+ * mrc_xmit() - (re)transmit one queued segment on entropy value @ev
+ * @msk: connection (socket lock held)
+ * @seg: segment from the write queue; stays queued until acknowledged
+ * @ev: UDP source port to send it with
+ *
+ * Return: 0 or a negative errno (the segment stays queued either way).
+ */
+int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, u16 ev)
+{
+	struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+	struct sk_buff *skb;
+	struct mrchdr *h;
+
+	skb = mrc_alloc_packet(seg->len);
+	if (!skb)
+		return -ENOBUFS;
+	skb_copy_bits(seg, 0, skb_put(skb, seg->len), seg->len);
+	h = skb_push(skb, sizeof(*h));
+	mrc_fill_header(msk, h, MRC_T_DATA, cb->flags & (MRC_F_FIN | MRC_F_EOR));
+	h->psn = htonl(cb->psn);
+	h->len = htons(seg->len);
+	if (cb->sent)
+		h->flags |= MRC_F_ACKNOW;
+	cb->sent = 1;
+	cb->sent_us = mrc_now_us();
+	cb->ev = ev;
+	cb->tx_count++;
+	return mrc_send_packet(msk, skb, ev);
+}
+
+/* A different EV from @avoid when there is more than one. */
+static u16 mrc_pick_other_ev(struct mrc_sock *msk, u16 avoid)
+{
+	u16 ev = mrc_pick_ev(msk);
+
+	if (ev == avoid && msk->ev_count > 1)
+		ev = mrc_pick_ev(msk);
+	return ev;
+}
+
+/* Resends segments marked lost, on another EV, within the window. */
+void mrc_retransmit_lost(struct mrc_sock *msk)
+{
+	struct sk_buff *skb;
+
+	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+
+		if (skb == msk->send_head || msk->in_flight >= msk->cwnd)
+			break;
+		if (!cb->lost || cb->sacked)
+			continue;
+		if (mrc_xmit(msk, skb, mrc_pick_other_ev(msk, cb->ev)))
+			break;
+		cb->lost = 0;
+		msk->in_flight++;
+		msk->stats.retransmits++;
+		mrc_count(msk->mn, MRC_C_RETRANSMITS);
+	}
+}
+
+static bool mrc_sending_state(struct mrc_sock *msk)
+{
+	switch (msk->state) {
+	case MRC_STATE_ESTABLISHED:
+	case MRC_STATE_CLOSE_WAIT:
+	case MRC_STATE_FIN_WAIT:
+	case MRC_STATE_CLOSING:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * mrc_push() - send what the congestion and peer windows allow
+ * @msk: connection (socket lock held)
+ *
+ * Lost segments first, then new ones.  With nothing in flight and the peer's
+ * window closed, the RTO timer doubles as the window probe timer.
+ */
+void mrc_push(struct mrc_sock *msk)
+{
+	struct sk_buff *skb;
+
+	if (!mrc_sending_state(msk))
+		return;
+	mrc_retransmit_lost(msk);
+	while ((skb = msk->send_head)) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		u64 ahead = (u64)(cb->psn - msk->snd_una) * msk->mss + skb->len;
+
+		if (msk->in_flight >= msk->cwnd || ahead > msk->snd_wnd)
+			break;
+		if (mrc_xmit(msk, skb, mrc_pick_ev(msk)))
+			break;
+		msk->in_flight++;
+		msk->send_head = skb_queue_is_last(&msk->sk.sk_write_queue, skb) ?
+				 NULL : skb_queue_next(&msk->sk.sk_write_queue, skb);
+	}
+	if (!skb_queue_empty(&msk->sk.sk_write_queue) && !timer_pending(&msk->rto_timer))
+		mrc_arm_rto(msk);
+}
+
+/* Control packet of this connection: SYN, HSACK, ACK, RST. */
+void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload, u16 plen)
+{
+	struct sk_buff *skb = mrc_alloc_packet(plen);
+	struct mrchdr *h;
+
+	if (!skb)
+		return;
+	if (plen)
+		skb_put_data(skb, payload, plen);
+	h = skb_push(skb, sizeof(*h));
+	mrc_fill_header(msk, h, type, flags);
+	h->len = htons(plen);
+	if (type == MRC_T_SYN || type == MRC_T_HSACK)
+		h->psn = htonl(msk->iss);
+	if (type == MRC_T_SYN)
+		h->ack_psn = 0;
+	if (type == MRC_T_RST)
+		mrc_count(msk->mn, MRC_C_TX_RST);
+	mrc_send_packet(msk, skb, mrc_pick_ev(msk));
+}
+
+void mrc_send_ack(struct mrc_sock *msk)
+{
+	mrc_send_ctrl(msk, MRC_T_ACK, 0, NULL, 0);
+}
+
+/* Sends an ACK when reading reopened a window the peer may be stuck on. */
+void mrc_window_update(struct mrc_sock *msk, u32 wnd_before)
+{
+	u32 wnd = mrc_rcv_wnd(msk);
+
+	if (!msk->remote_id || !mrc_sending_state(msk) || msk->fin_received)
+		return;
+	if (msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss)
+		mrc_send_ack(msk);
+}
+
+/**
+ * mrc_queue_fin() - queue the end of our direction
+ * @msk: connection (socket lock held)
+ *
+ * The FIN takes a PSN of its own, so it is acknowledged and retransmitted
+ * like data.
+ * Return: 0 or -ENOBUFS.
+ */
+int mrc_queue_fin(struct mrc_sock *msk)
+{
+	struct sock *sk = &msk->sk;
+	struct sk_buff *skb = alloc_skb(0, sk->sk_allocation | __GFP_NOFAIL);
+
+	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
+	MRC_SKB_CB(skb)->psn = msk->snd_nxt++;
+	MRC_SKB_CB(skb)->flags = MRC_F_FIN;
+	sk_wmem_queued_add(sk, skb->truesize);
+	__skb_queue_tail(&sk->sk_write_queue, skb);
+	if (!msk->send_head)
+		msk->send_head = skb;
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	if (msk->state == MRC_STATE_ESTABLISHED)
+		mrc_set_state(msk, MRC_STATE_FIN_WAIT);
+	else if (msk->state == MRC_STATE_CLOSE_WAIT)
+		mrc_set_state(msk, MRC_STATE_CLOSING);
+	mrc_push(msk);
+	return 0;
+}
+
+/* Addresses of a received packet, as seen by us (local = its destination). */
+void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote)
+{
+	const struct mrchdr *h = (const struct mrchdr *)skb->data;
+
+	memset(local, 0, sizeof(*local));
+	memset(remote, 0, sizeof(*remote));
+	if (ip_hdr(skb)->version == 4) {
+		local->v4.sin_family = AF_INET;
+		local->v4.sin_addr.s_addr = ip_hdr(skb)->daddr;
+		local->v4.sin_port = h->dport;
+		remote->v4.sin_family = AF_INET;
+		remote->v4.sin_addr.s_addr = ip_hdr(skb)->saddr;
+		remote->v4.sin_port = h->sport;
+	} else {
+		local->v6.sin6_family = AF_INET6;
+		local->v6.sin6_addr = ipv6_hdr(skb)->daddr;
+		local->v6.sin6_port = h->dport;
+		remote->v6.sin6_family = AF_INET6;
+		remote->v6.sin6_addr = ipv6_hdr(skb)->saddr;
+		remote->v6.sin6_port = h->sport;
+		if (ipv6_addr_type(&remote->v6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
+			remote->v6.sin6_scope_id = inet6_iif(skb);
+	}
+}
+
+/**
+ * mrc_send_reply() - stateless answer to a received packet
+ * @mn: namespace state
+ * @in: the received packet (data at its MRC header)
+ * @type: MRC_T_RST or MRC_T_SYNACK
+ * @src_id: our ID to put in the reply
+ * @psn: PSN of the reply
+ * @payload: handshake payload or NULL
+ * @plen: its length
+ *
+ * Goes back on the EV the packet came on.
+ */
+static void mrc_send_reply(struct mrc_net *mn, struct sk_buff *in, u8 type, u32 src_id,
+			   u32 psn, const void *payload, u16 plen)
+{
+	const struct mrchdr *ih = (const struct mrchdr *)in->data;
+	union mrc_addr local, remote;
+	struct sk_buff *skb;
+	struct mrchdr *h;
+
+	mrc_skb_addrs(in, &local, &remote);
+	skb = mrc_alloc_packet(plen);
+	if (!skb)
+		return;
+	if (plen)
+		skb_put_data(skb, payload, plen);
+	h = skb_push(skb, sizeof(*h));
+	memset(h, 0, sizeof(*h));
+	h->version = MRC_VERSION;
+	h->type = type;
+	h->sport = ih->dport;
+	h->dport = ih->sport;
+	h->src_id = htonl(src_id);
+	h->dst_id = ih->src_id;
+	h->psn = htonl(psn);
+	h->ack_psn = htonl(ntohl(ih->psn) + 1);
+	h->tsval = htonl(mrc_now_us() ?: 1);
+	h->tsecr = ih->tsval;
+	h->ack_ev = udp_hdr(in)->source;
+	h->len = htons(plen);
+	mrc_output(mn, local.sa.sa_family, &local, &remote, skb,
+		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest));
+}
+
+/* RST for a packet that matches no connection (rate limited, never to a RST). */
+void mrc_send_rst_reply(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h)
+{
+	if (h->type == MRC_T_RST || !mrc_rst_allowed(mn))
+		return;
+	mrc_count(mn, MRC_C_TX_RST);
+	mrc_send_reply(mn, skb, MRC_T_RST, ntohl(h->dst_id), ntohl(h->ack_psn), NULL, 0);
+}
+
+void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h,
+		     u32 server_id, u32 server_isn, const struct mrc_hs_payload *hs)
+{
+	mrc_send_reply(mn, skb, MRC_T_SYNACK, server_id, server_isn, hs, sizeof(*hs));
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per network namespace state: the UDP tunnel sockets, the connection and
+ * port tables, the cookie secret, the RST rate limiter and the counters.
+ */
+#include <linux/proc_fs.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/udp_tunnel.h>
+#include <net/ipv6.h>
+
+#include "protocol.h"
+
+static unsigned int mrc_net_id __read_mostly;
+
+const char *const mrc_counter_names[__MRC_C_MAX] = {
+	[MRC_C_RX_PACKETS]		= "RxPackets",
+	[MRC_C_TX_PACKETS]		= "TxPackets",
+	[MRC_C_RX_DROP_SHORT]		= "RxDropShort",
+	[MRC_C_RX_DROP_VERSION]		= "RxDropVersion",
+	[MRC_C_RX_DROP_TYPE]		= "RxDropType",
+	[MRC_C_RX_DROP_LEN]		= "RxDropLength",
+	[MRC_C_RX_DROP_NOCONN]		= "RxDropNoConnection",
+	[MRC_C_RX_DROP_BADID]		= "RxDropBadId",
+	[MRC_C_RX_DROP_COOKIE]		= "RxDropBadCookie",
+	[MRC_C_RX_DROP_WINDOW]		= "RxDropOutOfWindow",
+	[MRC_C_RX_DROP_RCVBUF]		= "RxDropRcvbuf",
+	[MRC_C_RX_DROP_BACKLOG]		= "RxDropBacklog",
+	[MRC_C_RX_DROP_ACCEPTQ]		= "RxDropAcceptQueue",
+	[MRC_C_RX_DUP]			= "RxDuplicate",
+	[MRC_C_TX_RST]			= "TxRst",
+	[MRC_C_RST_RATELIMITED]		= "RstRateLimited",
+	[MRC_C_RETRANSMITS]		= "Retransmits",
+	[MRC_C_FAST_RETRANSMITS]	= "FastRetransmits",
+	[MRC_C_RTO]			= "RtoExpired",
+	[MRC_C_CONN_OPENED]		= "ConnOpened",
+	[MRC_C_CONN_ACCEPTED]		= "ConnAccepted",
+	[MRC_C_CONN_RESET]		= "ConnReset",
+	[MRC_C_CONN_TIMEOUT]		= "ConnTimeout",
+	[MRC_C_TX_ERRORS]		= "TxErrors",
+};
+
+struct mrc_net *mrc_pernet(const struct net *net)
+{
+	return net_generic(net, mrc_net_id);
+}
+
+void mrc_count(struct mrc_net *mn, enum mrc_counter c)
+{
+	atomic64_inc(&mn->counters[c]);
+}
+
+static struct socket *mrc_tunnel_create(struct mrc_net *mn, int family)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data	= mn,
+		.encap_type	= 1,
+		.encap_rcv	= mrc_udp_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.family			= family,
+		.local_udp_port		= htons(mrc_udp_port),
+		.use_udp6_tx_checksums	= true,
+		.use_udp6_rx_checksums	= true,
+		.ipv6_v6only		= true,
+	};
+	struct socket *sock;
+	int err;
+
+	err = udp_sock_create(mn->net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(mn->net, sock, &tcfg);
+	return sock;
+}
+
+/**
+ * mrc_tunnel_get() - make sure the namespace's tunnel socket exists
+ * @mn: namespace state
+ * @family: AF_INET or AF_INET6
+ *
+ * Created on first use so that namespaces without MRC sockets bind no port.
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno (EADDRINUSE when the UDP port is taken).
+ */
+int mrc_tunnel_get(struct mrc_net *mn, int family)
+{
+	struct socket __rcu **slot = family == AF_INET6 ? &mn->udp6 : &mn->udp4;
+	struct socket *sock;
+	int err = 0;
+
+	if (rcu_access_pointer(*slot))
+		return 0;
+	mutex_lock(&mn->tunnel_mutex);
+	if (!rcu_access_pointer(*slot)) {
+		sock = mrc_tunnel_create(mn, family);
+		if (IS_ERR(sock))
+			err = PTR_ERR(sock);
+		else
+			rcu_assign_pointer(*slot, sock);
+	}
+	mutex_unlock(&mn->tunnel_mutex);
+	return err;
+}
+
+/* Context: rcu_read_lock or BH disabled. */
+struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family)
+{
+	if (family == AF_INET6)
+		return rcu_dereference_bh(mn->udp6);
+	return rcu_dereference_bh(mn->udp4);
+}
+
+/**
+ * mrc_hash_conn() - give a connection a fresh random local ID
+ * @msk: connection, not yet hashed
+ *
+ * Return: 0, or -EADDRNOTAVAIL after repeated collisions.
+ */
+int mrc_hash_conn(struct mrc_sock *msk)
+{
+	struct mrc_net *mn = msk->mn;
+	int tries;
+
+	spin_lock_bh(&mn->lock);
+	for (tries = 0; tries < 16; tries++) {
+		u32 id = msk->local_id ?: get_random_u32();
+
+		msk->local_id = 0;
+		if (!id || mrc_lookup_conn(mn, id))
+			continue;
+		msk->local_id = id;
+		hash_add_rcu(mn->conns, &msk->conn_node, id);
+		msk->hashed = 1;
+		sock_hold(&msk->sk);
+		break;
+	}
+	spin_unlock_bh(&mn->lock);
+	return msk->hashed ? 0 : -EADDRNOTAVAIL;
+}
+
+void mrc_unhash_conn(struct mrc_sock *msk)
+{
+	struct mrc_net *mn = msk->mn;
+
+	if (!msk->hashed)
+		return;
+	spin_lock_bh(&mn->lock);
+	hash_del_rcu(&msk->conn_node);
+	msk->hashed = 0;
+	spin_unlock_bh(&mn->lock);
+	__sock_put(&msk->sk);
+}
+
+/* Context: rcu_read_lock or mn->lock.  No reference taken. */
+struct mrc_sock *mrc_lookup_conn(struct mrc_net *mn, u32 local_id)
+{
+	struct mrc_sock *msk;
+
+	hash_for_each_possible_rcu(mn->conns, msk, conn_node, local_id)
+		if (msk->local_id == local_id)
+			return msk;
+	return NULL;
+}
+
+static u16 mrc_local_port(const union mrc_addr *a)
+{
+	return ntohs(a->sa.sa_family == AF_INET6 ? a->v6.sin6_port : a->v4.sin_port);
+}
+
+static bool mrc_addr_any(const union mrc_addr *a)
+{
+	if (a->sa.sa_family == AF_INET6)
+		return ipv6_addr_any(&a->v6.sin6_addr);
+	return a->v4.sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+/* Same family and same address, or one of them is the wildcard. */
+static bool mrc_addr_overlap(const union mrc_addr *a, const union mrc_addr *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (mrc_addr_any(a) || mrc_addr_any(b))
+		return true;
+	if (a->sa.sa_family == AF_INET6)
+		return ipv6_addr_equal(&a->v6.sin6_addr, &b->v6.sin6_addr);
+	return a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr;
+}
+
+static bool mrc_port_conflict(struct mrc_net *mn, struct mrc_sock *msk, u16 port, bool reuse)
+{
+	struct mrc_sock *other;
+
+	hash_for_each_possible(mn->ports, other, port_node, port) {
+		if (mrc_local_port(&other->local) != port ||
+		    !mrc_addr_overlap(&other->local, &msk->local))
+			continue;
+		if (reuse && other->sk.sk_reuse && READ_ONCE(other->state) != MRC_STATE_LISTEN)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/**
+ * mrc_bind_port() - claim a local MRC port
+ * @msk: socket with msk->local set (address and family)
+ * @port: port, 0 for an ephemeral one
+ * @reuse: SO_REUSEADDR semantics: share with non-listening reusers
+ *
+ * Return: 0 with the port written into msk->local, or -EADDRINUSE.
+ */
+int mrc_bind_port(struct mrc_sock *msk, u16 port, bool reuse)
+{
+	struct mrc_net *mn = msk->mn;
+	int low = 32768, high = 60999, tries;
+	int err = -EADDRINUSE;
+
+	spin_lock_bh(&mn->lock);
+	if (port) {
+		if (!mrc_port_conflict(mn, msk, port, reuse))
+			err = 0;
+	} else {
+		for (tries = 0; tries < 256 && err; tries++) {
+			port = low + get_random_u32_below(high - low + 1);
+			if (!mrc_port_conflict(mn, msk, port, false))
+				err = 0;
+		}
+	}
+	if (!err) {
+		if (msk->local.sa.sa_family == AF_INET6)
+			msk->local.v6.sin6_port = htons(port);
+		else
+			msk->local.v4.sin_port = htons(port);
+		hash_add_rcu(mn->ports, &msk->port_node, port);
+		msk->bound = 1;
+	}
+	spin_unlock_bh(&mn->lock);
+	return err;
+}
+
+void mrc_unbind_port(struct mrc_sock *msk)
+{
+	struct mrc_net *mn = msk->mn;
+
+	if (!msk->bound)
+		return;
+	spin_lock_bh(&mn->lock);
+	hash_del_rcu(&msk->port_node);
+	msk->bound = 0;
+	spin_unlock_bh(&mn->lock);
+}
+
+/**
+ * mrc_lookup_listener() - find the listener for an incoming SYN or HSACK
+ * @mn: namespace state
+ * @daddr: the packet's destination address and MRC port
+ *
+ * Context: rcu_read_lock.  No reference taken.
+ * Return: a listening socket whose address covers @daddr, exact first.
+ */
+struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr)
+{
+	u16 port = mrc_local_port(daddr);
+	struct mrc_sock *msk, *wild = NULL;
+
+	hash_for_each_possible_rcu(mn->ports, msk, port_node, port) {
+		if (READ_ONCE(msk->state) != MRC_STATE_LISTEN ||
+		    mrc_local_port(&msk->local) != port ||
+		    !mrc_addr_overlap(&msk->local, daddr))
+			continue;
+		if (!mrc_addr_any(&msk->local))
+			return msk;
+		wild = msk;
+	}
+	return wild;
+}
+
+/* Token bucket: at most 100 RSTs a second per namespace, bursts of 20. */
+bool mrc_rst_allowed(struct mrc_net *mn)
+{
+	unsigned long now = jiffies;
+	bool ok;
+
+	spin_lock_bh(&mn->lock);
+	if (time_after(now, mn->rst_stamp + HZ / 100)) {
+		mn->rst_tokens = min_t(u32, 20, mn->rst_tokens +
+				       (now - mn->rst_stamp) * 100 / HZ);
+		mn->rst_stamp = now;
+	}
+	ok = mn->rst_tokens > 0;
+	if (ok)
+		mn->rst_tokens--;
+	spin_unlock_bh(&mn->lock);
+	if (!ok)
+		mrc_count(mn, MRC_C_RST_RATELIMITED);
+	return ok;
+}
+
+static int mrc_stats_show(struct seq_file *seq, void *v)
+{
+	struct mrc_net *mn = mrc_pernet(seq_file_single_net(seq));
+	int i;
+
+	for (i = 0; i < __MRC_C_MAX; i++)
+		seq_printf(seq, "%s %lld\n", mrc_counter_names[i],
+			   (long long)atomic64_read(&mn->counters[i]));
+	return 0;
+}
+
+static int __net_init mrc_net_init(struct net *net)
+{
+	struct mrc_net *mn = mrc_pernet(net);
+
+	mn->net = net;
+	spin_lock_init(&mn->lock);
+	mutex_init(&mn->tunnel_mutex);
+	hash_init(mn->conns);
+	hash_init(mn->ports);
+	get_random_bytes(&mn->cookie_key, sizeof(mn->cookie_key));
+	mn->rst_tokens = 20;
+	mn->rst_stamp = jiffies;
+	if (!proc_create_net_single("mrc_stats", 0444, net->proc_net, mrc_stats_show, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * User sockets hold a reference on their namespace, so by the time this runs
+ * every MRC socket of @net is gone; only the tunnel sockets are left.
+ */
+static void __net_exit mrc_net_exit(struct net *net)
+{
+	struct mrc_net *mn = mrc_pernet(net);
+	struct socket *sock;
+
+	remove_proc_entry("mrc_stats", net->proc_net);
+	sock = rcu_dereference_protected(mn->udp4, true);
+	if (sock)
+		udp_tunnel_sock_release(sock);
+	sock = rcu_dereference_protected(mn->udp6, true);
+	if (sock)
+		udp_tunnel_sock_release(sock);
+	RCU_INIT_POINTER(mn->udp4, NULL);
+	RCU_INIT_POINTER(mn->udp6, NULL);
+}
+
+static struct pernet_operations mrc_net_ops = {
+	.init	= mrc_net_init,
+	.exit	= mrc_net_exit,
+	.id	= &mrc_net_id,
+	.size	= sizeof(struct mrc_net),
+};
+
+int mrc_pernet_init(void)
+{
+	return register_pernet_subsys(&mrc_net_ops);
+}
+
+void mrc_pernet_exit(void)
+{
+	unregister_pernet_subsys(&mrc_net_ops);
+}

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * MRC internal definitions: wire header, connection state, per-netns state.
+ *
+ * Locking (see Documentation/networking/mrc.rst, "Locking"):
+ *  - struct mrc_sock fields are guarded by the socket lock: lock_sock() in
+ *    process context, bh_lock_sock() when not owned by the user in softirq
+ *    and timers (else the packet goes to the backlog / the timer defers to
+ *    release_cb).  Fields read locklessly (poll, getsockopt info) use
+ *    READ_ONCE/WRITE_ONCE.
+ *  - struct mrc_net tables are RCU hash lists: readers under rcu_read_lock,
+ *    writers under mrc_net.lock (spin_lock_bh).
+ */
+#ifndef _NET_MRC_PROTOCOL_H
+#define _NET_MRC_PROTOCOL_H
+
+#include <linux/hashtable.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/siphash.h>
+#include <linux/skbuff.h>
+#include <linux/types.h>
+#include <net/sock.h>
+#include <uapi/linux/mrc.h>
+
+#include "psn.h"
+#include "rtt.h"
+
+#define MRC_VERSION		1
+
+/* Packet types */
+enum mrc_type {
+	MRC_T_SYN = 1,		/* client -> server: open */
+	MRC_T_SYNACK,		/* server -> client: IDs + cookie, no state */
+	MRC_T_HSACK,		/* client -> server: echoes the cookie */
+	MRC_T_DATA,		/* payload (possibly empty with FIN) */
+	MRC_T_ACK,		/* pure acknowledgment / window update */
+	MRC_T_RST,		/* abort */
+	__MRC_T_MAX,
+};
+
+/* Header flags */
+#define MRC_F_FIN	0x01	/* last PSN of this direction */
+#define MRC_F_EOR	0x02	/* last packet of a SEQPACKET message */
+#define MRC_F_ACKNOW	0x04	/* receiver should acknowledge at once */
+#define MRC_F_PROBE	0x08	/* window probe, carries no new data */
+#define MRC_F_ALL	0x0f
+
+/**
+ * struct mrchdr - the MRC header, right after the UDP header
+ * @version: MRC_VERSION
+ * @type: enum mrc_type
+ * @flags: MRC_F_*
+ * @priority: 0 (bulk) .. 7 (urgent)
+ * @sport: MRC service port of the sender
+ * @dport: MRC service port of the receiver
+ * @src_id: sender's connection ID
+ * @dst_id: receiver's connection ID (0 in SYN)
+ * @psn: this packet's PSN (data, FIN, SYN, HSACK)
+ * @ack_psn: cumulative ACK: next PSN the sender of this header expects
+ * @sack: bit i set: PSN ack_psn + 1 + i was received
+ * @tsval: sender's clock, microseconds
+ * @tsecr: tsval of the packet that triggered this ACK
+ * @rcv_wnd: receive window, bytes beyond ack_psn's data
+ * @ack_ev: UDP source port (EV) of the packet that triggered this ACK
+ * @len: payload bytes after the header
+ */
+struct mrchdr {
+	__u8	version;
+	__u8	type;
+	__u8	flags;
+	__u8	priority;
+	__be16	sport;
+	__be16	dport;
+	__be32	src_id;
+	__be32	dst_id;
+	__be32	psn;
+	__be32	ack_psn;
+	__be64	sack;
+	__be32	tsval;
+	__be32	tsecr;
+	__be32	rcv_wnd;
+	__be16	ack_ev;
+	__be16	len;
+} __packed;
+
+static_assert(sizeof(struct mrchdr) == 48);
+
+#define MRC_SACK_BITS	64
+
+/* Handshake payload of SYNACK and HSACK */
+struct mrc_hs_payload {
+	__be64	cookie;
+	__be32	slot;		/* time slot the cookie was made in */
+	__be32	mss;		/* largest payload the sender accepts */
+} __packed;
+
+static_assert(sizeof(struct mrc_hs_payload) == 16);
+
+/* Per-netns counters, exported in /proc/net/mrc_stats (and netlink later) */
+enum mrc_counter {
+	MRC_C_RX_PACKETS,
+	MRC_C_TX_PACKETS,
+	MRC_C_RX_DROP_SHORT,		/* shorter than the header */
+	MRC_C_RX_DROP_VERSION,
+	MRC_C_RX_DROP_TYPE,
+	MRC_C_RX_DROP_LEN,		/* len disagrees with the packet */
+	MRC_C_RX_DROP_NOCONN,		/* no connection or listener */
+	MRC_C_RX_DROP_BADID,		/* IDs/addresses do not match */
+	MRC_C_RX_DROP_COOKIE,		/* forged or stale cookie */
+	MRC_C_RX_DROP_WINDOW,		/* PSN or ACK outside the window */
+	MRC_C_RX_DROP_RCVBUF,		/* receive buffer full */
+	MRC_C_RX_DROP_BACKLOG,		/* socket backlog full */
+	MRC_C_RX_DROP_ACCEPTQ,		/* listen backlog full */
+	MRC_C_RX_DUP,			/* duplicate data packet */
+	MRC_C_TX_RST,
+	MRC_C_RST_RATELIMITED,
+	MRC_C_RETRANSMITS,
+	MRC_C_FAST_RETRANSMITS,
+	MRC_C_RTO,
+	MRC_C_CONN_OPENED,
+	MRC_C_CONN_ACCEPTED,
+	MRC_C_CONN_RESET,
+	MRC_C_CONN_TIMEOUT,
+	MRC_C_TX_ERRORS,
+	__MRC_C_MAX,
+};
+
+extern const char *const mrc_counter_names[__MRC_C_MAX];
+
+/**
+ * struct mrc_net - per network namespace state
+ * @lock: guards writers of @conns and @ports, @udp4/@udp6 creation
+ * @tunnel_mutex: serialises creation of the tunnel sockets (may sleep)
+ * @udp4: IPv4 tunnel socket (RCU; set once under @tunnel_mutex)
+ * @udp6: IPv6 tunnel socket (RCU; set once under @tunnel_mutex)
+ * @conns: connections by local ID (RCU readers, @lock writers)
+ * @ports: bound sockets by local MRC port (RCU readers, @lock writers)
+ * @cookie_key: secret of the handshake cookies (written once at init)
+ * @rst_tokens: RST rate limiter tokens (@lock)
+ * @rst_stamp: jiffies of the last refill of @rst_tokens (@lock)
+ * @counters: statistics (atomic)
+ * @net: the namespace
+ */
+struct mrc_net {
+	spinlock_t		lock;		/* tables and rate limiter */
+	struct mutex		tunnel_mutex;	/* tunnel socket creation */
+	struct socket __rcu	*udp4;
+	struct socket __rcu	*udp6;
+	DECLARE_HASHTABLE(conns, 10);
+	DECLARE_HASHTABLE(ports, 8);
+	siphash_key_t		cookie_key;
+	u32			rst_tokens;
+	unsigned long		rst_stamp;
+	atomic64_t		counters[__MRC_C_MAX];
+	struct net		*net;
+};
+
+/* The peer or local endpoint: an IPv4 or IPv6 socket address */
+union mrc_addr {
+	struct sockaddr		sa;
+	struct sockaddr_in	v4;
+	struct sockaddr_in6	v6;
+};
+
+/* Control block of queued skbs (transmit and receive queues) */
+struct mrc_skb_cb {
+	u32	psn;
+	u32	offset;		/* receive: bytes already read (stream) */
+	u64	sent_us;	/* transmit: time of the last transmission */
+	u16	ev;		/* transmit: EV of the last transmission */
+	u8	flags;		/* MRC_F_FIN / MRC_F_EOR */
+	u8	sacked:1,	/* transmit: peer has it out of order */
+		lost:1,		/* transmit: marked for retransmission */
+		sent:1;		/* transmit: sent at least once */
+	u8	tx_count;	/* transmissions so far */
+};
+
+#define MRC_SKB_CB(skb) ((struct mrc_skb_cb *)&((skb)->cb[0]))
+
+/* Deferred work bits (mrc_sock.deferred), handled in release_cb */
+enum {
+	MRC_DEFER_RTO,
+	MRC_DEFER_DELACK,
+	MRC_DEFER_PUSH,
+};
+
+#define MRC_MAX_EVS	256
+
+/**
+ * struct mrc_sock - one AF_MRC socket: listener or connection
+ *
+ * All fields are guarded by the socket lock unless marked otherwise.
+ */
+struct mrc_sock {
+	struct sock		sk;		/* must be first */
+	struct mrc_net		*mn;		/* namespace state (immutable) */
+	u8			state;		/* enum mrc_state (WRITE_ONCE) */
+	u8			family;		/* AF_INET/AF_INET6 once bound */
+	u8			priority;
+	u8			nodelay:1,
+				bound:1,	/* in mn->ports */
+				hashed:1,	/* in mn->conns */
+				orphan_fin:1;	/* closed by user, finishing */
+	union mrc_addr		local;		/* bound address and port */
+	union mrc_addr		remote;		/* peer address and port */
+	struct hlist_node	port_node;	/* mn->ports (mn->lock) */
+	struct hlist_node	conn_node;	/* mn->conns (mn->lock) */
+	struct rcu_head		rcu;
+	u32			local_id;	/* immutable once hashed */
+	u32			remote_id;
+	u16			udp_dport;	/* peer's tunnel UDP port */
+
+	/* entropy values: outer UDP source ports */
+	u16			evs[MRC_MAX_EVS];
+	u16			ev_count;
+	u16			ev_next;	/* round-robin cursor */
+
+	/* sender */
+	u32			snd_una;	/* oldest unacked PSN */
+	u32			snd_nxt;	/* next new PSN */
+	u32			snd_wnd;	/* peer's window, bytes */
+	u32			cwnd;		/* packets */
+	u32			ssthresh;
+	u32			cwnd_cnt;	/* acks toward cwnd growth */
+	u32			in_flight;	/* sent, not acked, not lost */
+	u32			mss;
+	u32			high_sacked;	/* highest PSN sacked + 1 */
+	u32			recover;	/* PSN that ends fast recovery */
+	bool			in_recovery;
+	struct sk_buff		*send_head;	/* first never-sent skb */
+	struct mrc_rtt		rtt;
+	u8			backoff;	/* RTO doublings */
+	u32			user_timeout_ms;
+	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
+
+	/* receiver */
+	u32			rcv_nxt;	/* next PSN expected in order */
+	struct sk_buff_head	ooo_queue;	/* out of order, sorted by PSN */
+	u32			ack_pending;	/* packets received since ACK */
+	u32			rcv_msgs;	/* whole messages queued (SEQPACKET) */
+	u32			adv_wnd;	/* window in our last ACK */
+	u32			last_tsval;	/* to echo */
+	u16			last_ev;	/* EV of the last data packet */
+	bool			fin_received;
+
+	/* handshake (client) */
+	u32			iss;		/* our initial PSN */
+	struct mrc_hs_payload	hs;		/* cookie to echo */
+
+	/* listener */
+	struct list_head	accept_queue;	/* children ready to accept */
+	struct list_head	accept_node;	/* in the listener's queue */
+	struct mrc_sock		*parent;	/* listener, until accepted */
+
+	struct timer_list	rto_timer;
+	struct timer_list	delack_timer;
+	unsigned long		deferred;	/* MRC_DEFER_* (atomic bitops) */
+
+	struct mrc_info		stats;		/* counters for MRC_INFO */
+};
+
+static inline struct mrc_sock *mrc_sk(const struct sock *sk)
+{
+	return (struct mrc_sock *)sk;
+}
+
+/* Time in microseconds, for timestamps on the wire (wraps, fine for RTT) */
+static inline u32 mrc_now_us(void)
+{
+	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/* af_mrc.c */
+extern int mrc_family_nr;
+extern unsigned int mrc_udp_port;
+extern unsigned int mrc_min_rto_us;
+extern unsigned int mrc_init_cwnd;
+extern unsigned int mrc_default_evs;
+extern struct proto mrc_proto;
+
+/* pernet.c */
+struct mrc_net *mrc_pernet(const struct net *net);
+int mrc_pernet_init(void);
+void mrc_pernet_exit(void);
+int mrc_tunnel_get(struct mrc_net *mn, int family);
+struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family);
+void mrc_count(struct mrc_net *mn, enum mrc_counter c);
+int mrc_hash_conn(struct mrc_sock *msk);
+void mrc_unhash_conn(struct mrc_sock *msk);
+struct mrc_sock *mrc_lookup_conn(struct mrc_net *mn, u32 local_id);
+int mrc_bind_port(struct mrc_sock *msk, u16 port, bool reuse);
+void mrc_unbind_port(struct mrc_sock *msk);
+struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr);
+bool mrc_rst_allowed(struct mrc_net *mn);
+
+/* socket.c */
+extern const struct proto_ops mrc_stream_ops;
+void mrc_sock_init(struct mrc_sock *msk);
+int mrc_conn_start(struct mrc_sock *msk);
+void mrc_set_state(struct mrc_sock *msk, int state);
+void mrc_done(struct mrc_sock *msk, int err);
+int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb);
+void mrc_release_cb(struct sock *sk);
+void mrc_destruct(struct sock *sk);
+
+/* input.c */
+int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb);
+
+/* output.c */
+int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, u16 ev);
+void mrc_push(struct mrc_sock *msk);
+void mrc_send_ack(struct mrc_sock *msk);
+void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload, u16 plen);
+void mrc_send_rst_reply(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h);
+void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h,
+		     u32 server_id, u32 server_isn, const struct mrc_hs_payload *hs);
+int mrc_queue_fin(struct mrc_sock *msk);
+void mrc_retransmit_lost(struct mrc_sock *msk);
+void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
+void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
+u16 mrc_pick_ev(struct mrc_sock *msk);
+void mrc_init_evs(struct mrc_sock *msk, unsigned int count);
+void mrc_window_update(struct mrc_sock *msk, u32 wnd_before);
+u32 mrc_rcv_wnd(struct mrc_sock *msk);
+
+/* timer.c */
+void mrc_timers_init(struct mrc_sock *msk);
+void mrc_timers_stop(struct mrc_sock *msk);
+void mrc_arm_rto(struct mrc_sock *msk);
+void mrc_arm_delack(struct mrc_sock *msk);
+void mrc_rto_fire(struct mrc_sock *msk);
+void mrc_delack_fire(struct mrc_sock *msk);
+
+/* cookie.c */
+struct mrc_cookie_in {
+	__be32	addr[4];	/* peer address (IPv4 in addr[0]) */
+	__be32	laddr[4];	/* our address */
+	u16	sport, dport;	/* MRC ports */
+	u32	client_id;
+	u32	client_isn;
+};
+
+struct mrc_cookie {
+	u32	server_id;
+	u32	server_isn;
+	u64	cookie;
+};
+
+void mrc_cookie_make(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 slot,
+		     struct mrc_cookie *out);
+bool mrc_cookie_check(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 slot,
+		      u32 now_slot, u32 server_id, u32 server_isn, u64 cookie);
+u32 mrc_cookie_slot(void);
+
+#endif /* _NET_MRC_PROTOCOL_H */

@@ -1,0 +1,1036 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * AF_MRC socket operations: bind, connect, listen, accept, send, receive,
+ * poll, shutdown, close, socket options and ioctls, with TCP's errnos.
+ */
+#include <linux/sockios.h>
+#include <asm/ioctls.h>
+#include <linux/uio.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/route.h>
+#include <net/ip6_route.h>
+#include <net/inet_common.h>
+
+#include "protocol.h"
+
+/* Keep the generic sk_state meaningful for core code (poll, diag). */
+void mrc_set_state(struct mrc_sock *msk, int state)
+{
+	static const u8 core_state[] = {
+		[MRC_STATE_CLOSED]	= TCP_CLOSE,
+		[MRC_STATE_LISTEN]	= TCP_LISTEN,
+		[MRC_STATE_SYN_SENT]	= TCP_SYN_SENT,
+		[MRC_STATE_ESTABLISHED]	= TCP_ESTABLISHED,
+		[MRC_STATE_FIN_WAIT]	= TCP_FIN_WAIT1,
+		[MRC_STATE_CLOSE_WAIT]	= TCP_CLOSE_WAIT,
+		[MRC_STATE_CLOSING]	= TCP_CLOSING,
+		[MRC_STATE_DONE]	= TCP_CLOSE,
+	};
+
+	WRITE_ONCE(msk->state, state);
+	/* as inet_sk_state_store(): lockless readers see a settled state */
+	smp_store_release(&msk->sk.sk_state, core_state[state]);
+}
+
+static bool mrc_writeable(struct mrc_sock *msk);
+
+/* Wakes writers once half the send buffer is free (sk_stream_write_space). */
+static void mrc_write_space(struct sock *sk)
+{
+	struct socket *sock = sk->sk_socket;
+	struct socket_wq *wq;
+
+	if (!sock || !mrc_writeable(mrc_sk(sk)))
+		return;
+	clear_bit(SOCK_NOSPACE, &sock->flags);
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_poll(&wq->wait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
+		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
+}
+
+void mrc_sock_init(struct mrc_sock *msk)
+{
+	struct sock *sk = &msk->sk;
+
+	skb_queue_head_init(&msk->ooo_queue);
+	INIT_LIST_HEAD(&msk->accept_queue);
+	INIT_LIST_HEAD(&msk->accept_node);
+	mrc_timers_init(msk);
+	mrc_rtt_init(&msk->rtt, mrc_min_rto_us, MRC_MAX_RTO_US);
+	msk->cwnd = mrc_init_cwnd;
+	msk->ssthresh = U32_MAX;
+	msk->mss = 1200;
+	msk->snd_wnd = U16_MAX;
+	msk->user_timeout_ms = 30000;
+	msk->ev_count = mrc_default_evs;
+	msk->udp_dport = mrc_udp_port;
+	msk->stats.version = MRC_INFO_VERSION;
+	msk->stats.len = sizeof(struct mrc_info);
+	sk->sk_backlog_rcv = mrc_backlog_rcv;
+	sk->sk_destruct = mrc_destruct;
+	sk->sk_write_space = mrc_write_space;
+	sock_set_flag(sk, SOCK_RCU_FREE);
+	mrc_set_state(msk, MRC_STATE_CLOSED);
+}
+
+void mrc_destruct(struct sock *sk)
+{
+	struct mrc_sock *msk = mrc_sk(sk);
+
+	__skb_queue_purge(&sk->sk_receive_queue);
+	__skb_queue_purge(&sk->sk_write_queue);
+	__skb_queue_purge(&msk->ooo_queue);
+	sk->sk_wmem_queued = 0;
+}
+
+static int mrc_check_addr(struct socket *sock, struct sockaddr *uaddr, int len)
+{
+	if (len < (int)sizeof(uaddr->sa_family))
+		return -EINVAL;
+	if (uaddr->sa_family == AF_INET)
+		return len < (int)sizeof(struct sockaddr_in) ? -EINVAL : 0;
+	if (uaddr->sa_family == AF_INET6) {
+		if (!IS_ENABLED(CONFIG_IPV6))
+			return -EAFNOSUPPORT;
+		return len < SIN6_LEN_RFC2133 ? -EINVAL : 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static void mrc_copy_addr(union mrc_addr *dst, const struct sockaddr *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src->sa_family == AF_INET)
+		memcpy(&dst->v4, src, sizeof(dst->v4));
+	else
+		memcpy(&dst->v6, src, sizeof(dst->v6));
+}
+
+static bool mrc_addr_is_local(struct net *net, const union mrc_addr *a)
+{
+	if (a->sa.sa_family == AF_INET) {
+		if (a->v4.sin_addr.s_addr == htonl(INADDR_ANY))
+			return true;
+		return inet_addr_type(net, a->v4.sin_addr.s_addr) == RTN_LOCAL;
+	}
+	if (ipv6_addr_any(&a->v6.sin6_addr))
+		return true;
+	return ipv6_chk_addr(net, &a->v6.sin6_addr, NULL, 0);
+}
+
+/* Binds msk to @addr (port 0: ephemeral).  Socket lock held. */
+static int __mrc_bind(struct mrc_sock *msk, const union mrc_addr *addr)
+{
+	struct sock *sk = &msk->sk;
+	int err;
+
+	if (msk->bound || msk->state != MRC_STATE_CLOSED)
+		return -EINVAL;
+	if (!mrc_addr_is_local(sock_net(sk), addr))
+		return -EADDRNOTAVAIL;
+	err = mrc_tunnel_get(msk->mn, addr->sa.sa_family);
+	if (err)
+		return err;
+	msk->local = *addr;
+	msk->family = addr->sa.sa_family;
+	err = mrc_bind_port(msk, ntohs(addr->sa.sa_family == AF_INET ?
+				       addr->v4.sin_port : addr->v6.sin6_port),
+			    sk->sk_reuse);
+	if (err)
+		memset(&msk->local, 0, sizeof(msk->local));
+	return err;
+}
+
+static int mrc_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+{
+	struct mrc_sock *msk = mrc_sk(sock->sk);
+	union mrc_addr addr;
+	int err;
+
+	err = mrc_check_addr(sock, uaddr, len);
+	if (err)
+		return err;
+	mrc_copy_addr(&addr, uaddr);
+	lock_sock(&msk->sk);
+	err = __mrc_bind(msk, &addr);
+	release_sock(&msk->sk);
+	return err;
+}
+
+/**
+ * mrc_route_setup() - pick the source address and MSS toward the peer
+ * @msk: socket with msk->remote set, msk->local possibly wildcard
+ *
+ * Return: 0 or the routing errno (ENETUNREACH, EHOSTUNREACH...).
+ */
+static int mrc_route_setup(struct mrc_sock *msk)
+{
+	struct net *net = sock_net(&msk->sk);
+	unsigned int mtu, overhead;
+
+	if (msk->family == AF_INET) {
+		struct flowi4 fl4 = {
+			.daddr = msk->remote.v4.sin_addr.s_addr,
+			.saddr = msk->local.v4.sin_addr.s_addr,
+			.flowi4_proto = IPPROTO_UDP,
+			.fl4_dport = htons(msk->udp_dport),
+		};
+		struct rtable *rt = ip_route_output_key(net, &fl4);
+
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		msk->local.v4.sin_addr.s_addr = fl4.saddr;
+		mtu = dst_mtu(&rt->dst);
+		overhead = sizeof(struct iphdr);
+		ip_rt_put(rt);
+	} else {
+#if IS_ENABLED(CONFIG_IPV6)
+		struct flowi6 fl6 = {
+			.daddr = msk->remote.v6.sin6_addr,
+			.saddr = msk->local.v6.sin6_addr,
+			.flowi6_proto = IPPROTO_UDP,
+			.flowi6_oif = msk->remote.v6.sin6_scope_id,
+			.fl6_dport = htons(msk->udp_dport),
+		};
+		struct dst_entry *dst;
+
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		msk->local.v6.sin6_addr = fl6.saddr;
+		mtu = dst_mtu(dst);
+		overhead = sizeof(struct ipv6hdr);
+		dst_release(dst);
+#else
+		return -EAFNOSUPPORT;
+#endif
+	}
+	overhead += sizeof(struct udphdr) + sizeof(struct mrchdr);
+	if (mtu < overhead + 64)
+		return -EMSGSIZE;
+	msk->mss = min(mtu - overhead, 65000U);
+	return 0;
+}
+
+/**
+ * mrc_conn_start() - common set-up of a new connection (client or child)
+ * @msk: socket with local and remote addresses set
+ *
+ * Return: 0 or a negative errno.
+ */
+int mrc_conn_start(struct mrc_sock *msk)
+{
+	int err;
+
+	err = mrc_route_setup(msk);
+	if (err)
+		return err;
+	mrc_init_evs(msk, msk->ev_count);
+	return mrc_hash_conn(msk);
+}
+
+static int mrc_wait_state(struct sock *sk, long *timeo, int from)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	int err = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (READ_ONCE(mrc_sk(sk)->state) == from) {
+		if (!*timeo) {
+			err = -EINPROGRESS;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(*timeo);
+			break;
+		}
+		sk_wait_event(sk, timeo, READ_ONCE(mrc_sk(sk)->state) != from, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return err;
+}
+
+static int mrc_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	union mrc_addr addr;
+	long timeo;
+	int err;
+
+	err = mrc_check_addr(sock, uaddr, len);
+	if (err)
+		return err;
+	mrc_copy_addr(&addr, uaddr);
+	lock_sock(sk);
+	switch (msk->state) {
+	case MRC_STATE_SYN_SENT:
+		err = (flags & O_NONBLOCK) ? -EALREADY : 0;
+		if (err)
+			goto out;
+		goto wait;
+	case MRC_STATE_CLOSED:
+		break;
+	case MRC_STATE_LISTEN:
+		err = -EISCONN;
+		goto out;
+	case MRC_STATE_DONE:
+		/* a failed connect is reported once, through SO_ERROR or here */
+		err = sock_error(sk) ?: -EISCONN;
+		goto out;
+	default:
+		err = -EISCONN;
+		goto out;
+	}
+	if (msk->bound && msk->family != addr.sa.sa_family) {
+		err = -EAFNOSUPPORT;
+		goto out;
+	}
+	if ((addr.sa.sa_family == AF_INET && addr.v4.sin_addr.s_addr == htonl(INADDR_ANY)) ||
+	    (addr.sa.sa_family == AF_INET6 && ipv6_addr_any(&addr.v6.sin6_addr)) ||
+	    !(addr.sa.sa_family == AF_INET ? addr.v4.sin_port : addr.v6.sin6_port)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (!msk->bound) {
+		union mrc_addr any = { .sa.sa_family = addr.sa.sa_family };
+
+		err = __mrc_bind(msk, &any);
+		if (err)
+			goto out;
+	}
+	msk->remote = addr;
+	err = mrc_conn_start(msk);
+	if (err)
+		goto out;
+	msk->iss = get_random_u32();
+	msk->snd_una = msk->iss + 1;
+	msk->snd_nxt = msk->iss + 1;
+	msk->progress_stamp = jiffies;
+	mrc_set_state(msk, MRC_STATE_SYN_SENT);
+	sock->state = SS_CONNECTING;
+	mrc_send_ctrl(msk, MRC_T_SYN, 0, NULL, 0);
+	mrc_arm_rto(msk);
+wait:
+	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
+	err = mrc_wait_state(sk, &timeo, MRC_STATE_SYN_SENT);
+	if (err)
+		goto out;
+	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED) {
+		err = sock_error(sk) ?: -ECONNABORTED;
+		sock->state = SS_UNCONNECTED;
+		goto out;
+	}
+	sock->state = SS_CONNECTED;
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int mrc_listen(struct socket *sock, int backlog)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	int err = 0;
+
+	lock_sock(sk);
+	if (sock->state != SS_UNCONNECTED ||
+	    (msk->state != MRC_STATE_CLOSED && msk->state != MRC_STATE_LISTEN)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (!msk->bound) {
+		/* like TCP: listen() on an unbound socket picks a port */
+		union mrc_addr any = { .sa.sa_family = AF_INET6 };
+
+		if (!IS_ENABLED(CONFIG_IPV6))
+			any.sa.sa_family = AF_INET;
+		err = __mrc_bind(msk, &any);
+		if (err)
+			goto out;
+	}
+	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
+	mrc_set_state(msk, MRC_STATE_LISTEN);
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int mrc_accept(struct socket *sock, struct socket *newsock, struct proto_accept_arg *arg)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk), *child = NULL;
+	long timeo;
+	int err = 0;
+
+	lock_sock(sk);
+	if (msk->state != MRC_STATE_LISTEN) {
+		err = -EINVAL;
+		goto out;
+	}
+	timeo = sock_rcvtimeo(sk, arg->flags & O_NONBLOCK);
+	add_wait_queue_exclusive(sk_sleep(sk), &wait);
+	while (list_empty(&msk->accept_queue)) {
+		if (!timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		if (msk->state != MRC_STATE_LISTEN) {
+			err = -EINVAL;
+			break;
+		}
+		sk_wait_event(sk, &timeo, !list_empty(&msk->accept_queue) ||
+			      READ_ONCE(msk->state) != MRC_STATE_LISTEN, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	if (!err) {
+		child = list_first_entry(&msk->accept_queue, struct mrc_sock, accept_node);
+		list_del_init(&child->accept_node);
+		sk_acceptq_removed(sk);
+	}
+out:
+	release_sock(sk);
+	if (err) {
+		arg->err = err;
+		return err;
+	}
+	lock_sock(&child->sk);
+	child->parent = NULL;
+	sock_graft(&child->sk, newsock);
+	newsock->ops = sock->ops;
+	newsock->state = SS_CONNECTED;
+	release_sock(&child->sk);
+	return 0;
+}
+
+static int mrc_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
+{
+	struct mrc_sock *msk = mrc_sk(sock->sk);
+	union mrc_addr *a;
+	int len;
+
+	lock_sock(&msk->sk);
+	if (peer) {
+		if (!msk->remote.sa.sa_family || msk->state == MRC_STATE_LISTEN ||
+		    msk->state == MRC_STATE_SYN_SENT) {
+			release_sock(&msk->sk);
+			return -ENOTCONN;
+		}
+		a = &msk->remote;
+	} else {
+		a = &msk->local;
+	}
+	if (!a->sa.sa_family) {
+		/* unbound: the wildcard of no particular family, like TCP's */
+		memset(uaddr, 0, sizeof(struct sockaddr_in));
+		uaddr->sa_family = AF_INET;
+		len = sizeof(struct sockaddr_in);
+	} else {
+		len = a->sa.sa_family == AF_INET ? sizeof(a->v4) : sizeof(a->v6);
+		memcpy(uaddr, a, len);
+	}
+	release_sock(&msk->sk);
+	return len;
+}
+
+static bool mrc_writeable(struct mrc_sock *msk)
+{
+	return sk_stream_memory_free(&msk->sk) &&
+	       READ_ONCE(msk->sk.sk_wmem_queued) < READ_ONCE(msk->sk.sk_sndbuf) / 2 + 1;
+}
+
+static bool mrc_readable(struct mrc_sock *msk)
+{
+	if (msk->sk.sk_type == SOCK_SEQPACKET)
+		return READ_ONCE(msk->rcv_msgs);
+	return !skb_queue_empty_lockless(&msk->sk.sk_receive_queue);
+}
+
+static __poll_t mrc_poll(struct file *file, struct socket *sock, poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	u8 shutdown, state;
+	__poll_t mask = 0;
+
+	sock_poll_wait(file, sock, wait);
+	state = READ_ONCE(msk->state);
+	shutdown = READ_ONCE(sk->sk_shutdown);
+	if (state == MRC_STATE_LISTEN)
+		return READ_ONCE(sk->sk_ack_backlog) ? EPOLLIN | EPOLLRDNORM : 0;
+	if (READ_ONCE(sk->sk_err) || !skb_queue_empty_lockless(&sk->sk_error_queue))
+		mask |= EPOLLERR;
+	if (shutdown == SHUTDOWN_MASK || state == MRC_STATE_DONE)
+		mask |= EPOLLHUP;
+	if (shutdown & RCV_SHUTDOWN)
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
+	if (state == MRC_STATE_CLOSED)
+		return mask | EPOLLOUT | EPOLLHUP;
+	if (state == MRC_STATE_SYN_SENT)
+		return mask;
+	if (mrc_readable(msk))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (!(shutdown & SEND_SHUTDOWN) && state != MRC_STATE_DONE) {
+		if (mrc_writeable(msk)) {
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		} else {
+			sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+			set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+			/* pairs with the barrier in wake-ups after freeing */
+			smp_mb__after_atomic();
+			if (mrc_writeable(msk))
+				mask |= EPOLLOUT | EPOLLWRNORM;
+		}
+	} else if (state == MRC_STATE_DONE || (shutdown & SEND_SHUTDOWN)) {
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	}
+	return mask;
+}
+
+/* Appends a new segment skb for up to @len bytes of @msg.  Socket locked. */
+static int mrc_append_segment(struct mrc_sock *msk, struct msghdr *msg, size_t len,
+			      u8 flags)
+{
+	struct sock *sk = &msk->sk;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(max_t(size_t, len, 1), sk->sk_allocation);
+	if (!skb)
+		return -ENOBUFS;
+	skb_put(skb, len);
+	if (len && skb_copy_datagram_from_iter(skb, 0, &msg->msg_iter, len)) {
+		kfree_skb(skb);
+		return -EFAULT;
+	}
+	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
+	MRC_SKB_CB(skb)->psn = msk->snd_nxt++;
+	MRC_SKB_CB(skb)->flags = flags;
+	sk_wmem_queued_add(sk, skb->truesize);
+	__skb_queue_tail(&sk->sk_write_queue, skb);
+	if (!msk->send_head)
+		msk->send_head = skb;
+	return 0;
+}
+
+static bool mrc_can_send(struct mrc_sock *msk)
+{
+	return msk->state == MRC_STATE_ESTABLISHED || msk->state == MRC_STATE_CLOSE_WAIT;
+}
+
+static int mrc_send_wait(struct mrc_sock *msk, long *timeo, size_t need)
+{
+	struct sock *sk = &msk->sk;
+	int err;
+
+	while (sk->sk_wmem_queued + need > READ_ONCE(sk->sk_sndbuf)) {
+		mrc_push(msk);
+		err = sk_stream_wait_memory(sk, timeo);
+		if (err)
+			return err;
+		if (!mrc_can_send(msk))
+			return -EPIPE;
+	}
+	return 0;
+}
+
+static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
+	size_t copied = 0, chunk;
+	long timeo;
+	int err = 0;
+
+	if (msg->msg_flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | MSG_MORE |
+			       MSG_SPLICE_PAGES | MSG_CMSG_COMPAT | MSG_WAITALL))
+		return -EOPNOTSUPP;
+	if (msg->msg_name && msk->state != MRC_STATE_CLOSED)
+		return -EISCONN;
+
+	lock_sock(sk);
+	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	if (msk->state == MRC_STATE_SYN_SENT) {
+		err = mrc_wait_state(sk, &timeo, MRC_STATE_SYN_SENT);
+		if (err == -EINPROGRESS)
+			err = -EAGAIN;
+		if (err)
+			goto out_err;
+	}
+	if (sk->sk_err) {
+		err = sock_error(sk);
+		goto out_err;
+	}
+	if ((sk->sk_shutdown & SEND_SHUTDOWN) || !mrc_can_send(msk)) {
+		err = msk->state == MRC_STATE_CLOSED ? -ENOTCONN : -EPIPE;
+		if (err == -ENOTCONN && sk->sk_type == SOCK_STREAM)
+			err = -EPIPE;
+		goto out_err;
+	}
+
+	if (seqpacket) {
+		/* a message goes whole into the send buffer, or not at all */
+		size_t need = len + DIV_ROUND_UP(len + 1, msk->mss) * SKB_TRUESIZE(0);
+
+		if (need > (size_t)READ_ONCE(sk->sk_sndbuf)) {
+			err = -EMSGSIZE;
+			goto out_err;
+		}
+		err = mrc_send_wait(msk, &timeo, need);
+		if (err)
+			goto out_err;
+		do {
+			chunk = min_t(size_t, len - copied, msk->mss);
+			err = mrc_append_segment(msk, msg, chunk,
+						 copied + chunk == len ? MRC_F_EOR : 0);
+			if (err)
+				goto out_err;	/* nothing of a partial message stays */
+			copied += chunk;
+		} while (copied < len);
+		msk->stats.bytes_sent += len;
+		mrc_push(msk);
+		release_sock(sk);
+		return len;
+	}
+
+	while (copied < len) {
+		chunk = min_t(size_t, len - copied, msk->mss);
+		err = mrc_send_wait(msk, &timeo, chunk + SKB_TRUESIZE(0));
+		if (err)
+			break;
+		err = mrc_append_segment(msk, msg, chunk, 0);
+		if (err)
+			break;
+		copied += chunk;
+		msk->stats.bytes_sent += chunk;
+		if (msk->nodelay || msk->send_head)
+			mrc_push(msk);
+	}
+	mrc_push(msk);
+	if (copied) {
+		release_sock(sk);
+		return copied;
+	}
+out_err:
+	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
+		send_sig(SIGPIPE, current, 0);
+	release_sock(sk);
+	return err;
+}
+
+static int mrc_rcvq_bytes(struct sock *sk)
+{
+	struct sk_buff *skb;
+	int n = 0;
+
+	skb_queue_walk(&sk->sk_receive_queue, skb)
+		n += skb->len - MRC_SKB_CB(skb)->offset;
+	return n;
+}
+
+static int mrc_recv_wait(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	sk_wait_event(sk, timeo, mrc_readable(mrc_sk(sk)) || READ_ONCE(sk->sk_err) ||
+		      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN), &wait);
+	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return 0;
+}
+
+/* Frees a consumed skb and lets the peer know when the window reopened. */
+static void mrc_consume(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	__skb_unlink(skb, &msk->sk.sk_receive_queue);
+	kfree_skb(skb);
+}
+
+static int mrc_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
+	bool peek = flags & MSG_PEEK;
+	int copied = 0, target, err = 0;
+	u32 wnd_before;
+	long timeo;
+
+	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL | MSG_TRUNC | MSG_NOSIGNAL |
+		      MSG_CMSG_COMPAT | MSG_ERRQUEUE))
+		return -EOPNOTSUPP;
+	if (flags & MSG_ERRQUEUE)
+		return -EAGAIN;
+
+	lock_sock(sk);
+	if (msk->state == MRC_STATE_LISTEN || msk->state == MRC_STATE_CLOSED) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+	if (seqpacket)
+		target = 1;
+	wnd_before = READ_ONCE(msk->stats.rcv_wnd);
+
+	while (copied < (int)len || (seqpacket && !copied)) {
+		struct sk_buff *skb, *tmp;
+		bool eor = false;
+
+		if (seqpacket && !msk->rcv_msgs)
+			goto wait;
+
+		/* a SEQPACKET reader sees only whole messages */
+		skb_queue_walk_safe(&sk->sk_receive_queue, skb, tmp) {
+			struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+			int avail = skb->len - cb->offset;
+			int n = min_t(int, avail, (int)len - copied);
+
+			if (n > 0) {
+				if (skb_copy_datagram_msg(skb, cb->offset, msg, n)) {
+					err = -EFAULT;
+					goto out;
+				}
+				copied += n;
+			}
+			if (seqpacket) {
+				if (n < avail) {
+					msg->msg_flags |= MSG_TRUNC;
+					if (flags & MSG_TRUNC)
+						copied += avail - max(n, 0);
+				}
+				eor = cb->flags & MRC_F_EOR;
+				if (!peek) {
+					mrc_consume(msk, skb);
+					if (eor)
+						WRITE_ONCE(msk->rcv_msgs, msk->rcv_msgs - 1);
+				}
+				if (eor) {
+					msg->msg_flags |= MSG_EOR;
+					break;
+				}
+				continue;
+			}
+			if (!peek) {
+				cb->offset += n;
+				if (cb->offset >= skb->len)
+					mrc_consume(msk, skb);
+			}
+			if (copied >= (int)len)
+				break;
+		}
+		if (seqpacket && (eor || copied))
+			break;
+		if (copied >= target)
+			break;
+		if (copied && peek)
+			break;
+wait:
+		if (sk->sk_err) {
+			if (!copied)
+				err = sock_error(sk);
+			break;
+		}
+		if (sk->sk_shutdown & RCV_SHUTDOWN)
+			break;
+		if (msk->state == MRC_STATE_DONE)
+			break;
+		if (!timeo) {
+			if (!copied)
+				err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			if (!copied)
+				err = sock_intr_errno(timeo);
+			break;
+		}
+		mrc_recv_wait(sk, &timeo);
+	}
+	if (!peek)
+		mrc_window_update(msk, wnd_before);
+out:
+	release_sock(sk);
+	return err ? err : copied;
+}
+
+static int mrc_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	int err = 0;
+
+	how++;	/* SHUT_RD 0 -> RCV_SHUTDOWN 1, ... */
+	if (how <= 0 || how > SHUTDOWN_MASK)
+		return -EINVAL;
+	lock_sock(sk);
+	if (msk->state == MRC_STATE_LISTEN && (how & RCV_SHUTDOWN)) {
+		/* wakes accept() with EINVAL, as for TCP */
+		mrc_set_state(msk, MRC_STATE_CLOSED);
+		sk->sk_state_change(sk);
+		goto out;
+	}
+	if (msk->state == MRC_STATE_CLOSED || msk->state == MRC_STATE_LISTEN ||
+	    msk->state == MRC_STATE_SYN_SENT) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	if ((how & SEND_SHUTDOWN) && !(sk->sk_shutdown & SEND_SHUTDOWN) &&
+	    mrc_can_send(msk))
+		mrc_queue_fin(msk);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
+	sk->sk_state_change(sk);
+out:
+	release_sock(sk);
+	return err;
+}
+
+/* Aborts a connection: RST to the peer, error ECONNRESET locally. */
+static void mrc_abort(struct mrc_sock *msk)
+{
+	if (msk->remote_id && msk->state != MRC_STATE_DONE)
+		mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
+	mrc_done(msk, 0);
+}
+
+static void mrc_close_listener(struct mrc_sock *msk)
+{
+	struct mrc_sock *child, *tmp;
+
+	mrc_set_state(msk, MRC_STATE_CLOSED);
+	mrc_unbind_port(msk);
+	list_for_each_entry_safe(child, tmp, &msk->accept_queue, accept_node) {
+		struct sock *csk = &child->sk;
+
+		list_del_init(&child->accept_node);
+		sk_acceptq_removed(&msk->sk);
+		bh_lock_sock_nested(csk);
+		child->parent = NULL;
+		sock_set_flag(csk, SOCK_DEAD);
+		mrc_abort(child);
+		bh_unlock_sock(csk);
+		sock_put(csk);	/* the accept queue's reference */
+	}
+}
+
+static int mrc_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk;
+
+	if (!sk)
+		return 0;
+	msk = mrc_sk(sk);
+	lock_sock(sk);
+	switch (msk->state) {
+	case MRC_STATE_LISTEN:
+		mrc_close_listener(msk);
+		break;
+	case MRC_STATE_SYN_SENT:
+		mrc_abort(msk);
+		break;
+	case MRC_STATE_ESTABLISHED:
+	case MRC_STATE_CLOSE_WAIT:
+	case MRC_STATE_FIN_WAIT:
+	case MRC_STATE_CLOSING:
+		/* unread data or SO_LINGER 0 abort; else finish in order */
+		if (!skb_queue_empty(&sk->sk_receive_queue) ||
+		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+			mrc_abort(msk);
+			break;
+		}
+		if (!(sk->sk_shutdown & SEND_SHUTDOWN))
+			mrc_queue_fin(msk);
+		msk->orphan_fin = 1;
+		break;
+	default:
+		break;
+	}
+	sock_orphan(sk);
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED) {
+		mrc_timers_stop(msk);
+		mrc_unhash_conn(msk);
+	}
+	mrc_unbind_port(msk);
+	release_sock(sk);
+	sock->sk = NULL;
+	sock_put(sk);
+	return 0;
+}
+
+static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t optval,
+			  unsigned int optlen)
+{
+	struct sock *sk = sock->sk;
+	struct mrc_sock *msk = mrc_sk(sk);
+	int val, err = 0;
+
+	if (level != SOL_MRC)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+	lock_sock(sk);
+	switch (optname) {
+	case MRC_NODELAY:
+		msk->nodelay = !!val;
+		if (val)
+			mrc_push(msk);
+		break;
+	case MRC_USER_TIMEOUT:
+		if (val < 0)
+			err = -EINVAL;
+		else
+			msk->user_timeout_ms = val;
+		break;
+	case MRC_EV_COUNT:
+		if (val < 1 || val > MRC_MAX_EVS)
+			err = -EINVAL;
+		else if (msk->hashed)
+			mrc_init_evs(msk, val);
+		else
+			msk->ev_count = val;
+		break;
+	case MRC_PRIORITY:
+		if (val < 0 || val > 7)
+			err = -EINVAL;
+		else
+			msk->priority = val;
+		break;
+	default:
+		err = -ENOPROTOOPT;
+	}
+	release_sock(sk);
+	return err;
+}
+
+static void mrc_fill_info(struct mrc_sock *msk, struct mrc_info *info)
+{
+	*info = msk->stats;
+	info->state = msk->state;
+	info->ev_count = msk->ev_count;
+	info->priority = msk->priority;
+	info->local_id = msk->local_id;
+	info->remote_id = msk->remote_id;
+	info->srtt_us = msk->rtt.srtt_us;
+	info->rttvar_us = msk->rtt.rttvar_us;
+	info->rto_us = mrc_rtt_rto(&msk->rtt, msk->backoff);
+	info->min_rtt_us = msk->rtt.min_rtt_us;
+	info->cwnd = msk->cwnd;
+	info->in_flight = msk->in_flight;
+	info->snd_wnd = msk->snd_wnd;
+	info->mss = msk->mss;
+}
+
+static int mrc_getsockopt(struct socket *sock, int level, int optname, char __user *optval,
+			  int __user *optlen)
+{
+	struct mrc_sock *msk = mrc_sk(sock->sk);
+	struct mrc_info info;
+	int len, val;
+
+	if (level != SOL_MRC)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	lock_sock(&msk->sk);
+	switch (optname) {
+	case MRC_INFO:
+		mrc_fill_info(msk, &info);
+		release_sock(&msk->sk);
+		len = min_t(int, len, sizeof(info));
+		if (put_user(len, optlen) || copy_to_user(optval, &info, len))
+			return -EFAULT;
+		return 0;
+	case MRC_NODELAY:
+		val = msk->nodelay;
+		break;
+	case MRC_USER_TIMEOUT:
+		val = msk->user_timeout_ms;
+		break;
+	case MRC_EV_COUNT:
+		val = msk->ev_count;
+		break;
+	case MRC_PRIORITY:
+		val = msk->priority;
+		break;
+	default:
+		release_sock(&msk->sk);
+		return -ENOPROTOOPT;
+	}
+	release_sock(&msk->sk);
+	if (len < (int)sizeof(int))
+		return -EINVAL;
+	len = sizeof(int);
+	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
+		return -EFAULT;
+	return 0;
+}
+
+static int mrc_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sock *sk = sock->sk;
+	struct sk_buff *skb;
+	int n = 0;
+
+	switch (cmd) {
+	case SIOCINQ:
+		lock_sock(sk);
+		if (mrc_sk(sk)->state == MRC_STATE_LISTEN) {
+			release_sock(sk);
+			return -EINVAL;
+		}
+		n = mrc_rcvq_bytes(sk);
+		release_sock(sk);
+		break;
+	case SIOCOUTQ:
+		lock_sock(sk);
+		if (mrc_sk(sk)->state == MRC_STATE_LISTEN) {
+			release_sock(sk);
+			return -EINVAL;
+		}
+		skb_queue_walk(&sk->sk_write_queue, skb)
+			n += skb->len;
+		release_sock(sk);
+		break;
+	default:
+		return -ENOIOCTLCMD;
+	}
+	return put_user(n, (int __user *)arg);
+}
+
+const struct proto_ops mrc_stream_ops = {
+	.family		= PF_MRC,	/* informational: see mrc_family_ops */
+	.owner		= THIS_MODULE,
+	.release	= mrc_release,
+	.bind		= mrc_bind,
+	.connect	= mrc_connect,
+	.socketpair	= sock_no_socketpair,
+	.accept		= mrc_accept,
+	.getname	= mrc_getname,
+	.poll		= mrc_poll,
+	.ioctl		= mrc_ioctl,
+	.listen		= mrc_listen,
+	.shutdown	= mrc_shutdown,
+	.setsockopt	= mrc_setsockopt,
+	.getsockopt	= mrc_getsockopt,
+	.sendmsg	= mrc_sendmsg,
+	.recvmsg	= mrc_recvmsg,
+	.mmap		= sock_no_mmap,
+};

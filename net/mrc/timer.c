@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Timers: retransmission (also handshake retries, window probes and the
+ * user timeout) and delayed ACK.  A handler that finds the socket owned by
+ * the user sets a deferred bit, handled by release_cb when the user lets go.
+ */
+#include <net/sock.h>
+
+#include "protocol.h"
+
+#define MRC_DELACK_US	1000
+
+void mrc_arm_rto(struct mrc_sock *msk)
+{
+	u32 us = mrc_rtt_rto(&msk->rtt, msk->backoff);
+
+	sk_reset_timer(&msk->sk, &msk->rto_timer,
+		       jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us)));
+}
+
+void mrc_arm_delack(struct mrc_sock *msk)
+{
+	if (!timer_pending(&msk->delack_timer))
+		sk_reset_timer(&msk->sk, &msk->delack_timer,
+			       jiffies + max_t(unsigned long, 1, usecs_to_jiffies(MRC_DELACK_US)));
+}
+
+static bool mrc_user_timed_out(struct mrc_sock *msk)
+{
+	return msk->user_timeout_ms &&
+	       time_after(jiffies, msk->progress_stamp + msecs_to_jiffies(msk->user_timeout_ms));
+}
+
+/**
+ * mrc_rto_fire() - the retransmission timer expired
+ * @msk: connection (socket lock held, not owned by the user)
+ *
+ * Retries the handshake, or marks everything outstanding lost and resends it
+ * with backoff, or sends a window probe; ends the connection with ETIMEDOUT
+ * once nothing progressed for the user timeout.
+ */
+void mrc_rto_fire(struct mrc_sock *msk)
+{
+	struct sock *sk = &msk->sk;
+	struct sk_buff *skb;
+	bool outstanding = false;
+
+	switch (msk->state) {
+	case MRC_STATE_CLOSED:
+	case MRC_STATE_LISTEN:
+	case MRC_STATE_DONE:
+		return;
+	}
+	if (mrc_user_timed_out(msk)) {
+		mrc_count(msk->mn, MRC_C_CONN_TIMEOUT);
+		if (msk->remote_id)
+			mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
+		mrc_done(msk, ETIMEDOUT);
+		return;
+	}
+	if (msk->backoff < 16)
+		msk->backoff++;
+	if (msk->state == MRC_STATE_SYN_SENT) {
+		if (msk->remote_id)
+			mrc_send_ctrl(msk, MRC_T_HSACK, 0, &msk->hs, sizeof(msk->hs));
+		else
+			mrc_send_ctrl(msk, MRC_T_SYN, 0, NULL, 0);
+		mrc_arm_rto(msk);
+		return;
+	}
+	mrc_count(msk->mn, MRC_C_RTO);
+	msk->stats.rto_events++;
+	skb_queue_walk(&sk->sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+
+		if (skb == msk->send_head)
+			break;
+		if (cb->sacked)
+			continue;
+		outstanding = true;
+		if (!cb->lost) {
+			cb->lost = 1;
+			msk->stats.packets_lost++;
+		}
+	}
+	if (outstanding) {
+		msk->in_flight = 0;
+		msk->ssthresh = max(msk->cwnd / 2, 2U);
+		msk->cwnd = 2;
+		msk->cwnd_cnt = 0;
+		msk->in_recovery = false;
+	} else if (msk->send_head) {
+		/* window probe: one segment past a closed window */
+		skb = msk->send_head;
+		if (!mrc_xmit(msk, skb, mrc_pick_ev(msk))) {
+			msk->in_flight++;
+			msk->send_head = skb_queue_is_last(&sk->sk_write_queue, skb) ?
+					 NULL : skb_queue_next(&sk->sk_write_queue, skb);
+		}
+	}
+	mrc_push(msk);
+	if (!skb_queue_empty(&sk->sk_write_queue))
+		mrc_arm_rto(msk);
+}
+
+void mrc_delack_fire(struct mrc_sock *msk)
+{
+	if (msk->ack_pending && msk->remote_id && msk->state != MRC_STATE_DONE)
+		mrc_send_ack(msk);
+}
+
+static void mrc_timer_common(struct mrc_sock *msk, int bit, void (*fire)(struct mrc_sock *))
+{
+	struct sock *sk = &msk->sk;
+
+	bh_lock_sock(sk);
+	if (!sock_owned_by_user(sk))
+		fire(msk);
+	else if (!test_and_set_bit(bit, &msk->deferred))
+		sock_hold(sk);	/* dropped in mrc_release_cb */
+	bh_unlock_sock(sk);
+	sock_put(sk);	/* the timer's reference */
+}
+
+static void mrc_rto_timer(struct timer_list *t)
+{
+	struct mrc_sock *msk = from_timer(msk, t, rto_timer);
+
+	mrc_timer_common(msk, MRC_DEFER_RTO, mrc_rto_fire);
+}
+
+static void mrc_delack_timer(struct timer_list *t)
+{
+	struct mrc_sock *msk = from_timer(msk, t, delack_timer);
+
+	mrc_timer_common(msk, MRC_DEFER_DELACK, mrc_delack_fire);
+}
+
+/* Runs in release_sock() with the socket still owned: may not sleep. */
+void mrc_release_cb(struct sock *sk)
+{
+	struct mrc_sock *msk = mrc_sk(sk);
+
+	if (test_and_clear_bit(MRC_DEFER_RTO, &msk->deferred)) {
+		mrc_rto_fire(msk);
+		__sock_put(sk);
+	}
+	if (test_and_clear_bit(MRC_DEFER_DELACK, &msk->deferred)) {
+		mrc_delack_fire(msk);
+		__sock_put(sk);
+	}
+}
+
+void mrc_timers_init(struct mrc_sock *msk)
+{
+	timer_setup(&msk->rto_timer, mrc_rto_timer, 0);
+	timer_setup(&msk->delack_timer, mrc_delack_timer, 0);
+}
+
+/* Stops pending timers (a running handler sees the new state and quits). */
+void mrc_timers_stop(struct mrc_sock *msk)
+{
+	sk_stop_timer(&msk->sk, &msk->rto_timer);
+	sk_stop_timer(&msk->sk, &msk->delack_timer);
+}
