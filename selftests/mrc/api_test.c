@@ -1,0 +1,1168 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * AF_MRC socket API over loopback: every call must fail (or succeed) with
+ * the errno Linux TCP gives in the same situation.  Ports 6000-6999.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include "kselftest_harness.h"
+#include "mrc_lib.h"
+
+static socklen_t loopback(int family, int port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (void *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (void *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s4->sin_port = htons(port);
+	return sizeof(*s4);
+}
+
+static int listener(int family, int type, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(family, port, &ss);
+	int fd = socket(mrc_family(), type, 0);
+
+	if (fd < 0 || bind(fd, (void *)&ss, len) || listen(fd, 16))
+		return -1;
+	return fd;
+}
+
+static int connect_to(int family, int type, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(family, port, &ss);
+	int fd = socket(mrc_family(), type, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (void *)&ss, len)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* A connected pair: c (client) and a (accepted); l the listener. */
+struct conn {
+	int l, c, a;
+};
+
+static int make_pair(int family, int type, int port, struct conn *p)
+{
+	p->c = p->a = -1;
+	p->l = listener(family, type, port);
+	if (p->l < 0)
+		return -1;
+	p->c = connect_to(family, type, port);
+	if (p->c < 0)
+		return -1;
+	p->a = accept(p->l, NULL, NULL);
+	return p->a < 0 ? -1 : 0;
+}
+
+static void close_pair(struct conn *p)
+{
+	if (p->c >= 0)
+		close(p->c);
+	if (p->a >= 0)
+		close(p->a);
+	if (p->l >= 0)
+		close(p->l);
+}
+
+static int poll_for(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, ms);
+
+	return n == 1 ? p.revents : n;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int set_int(int fd, int level, int opt, int val)
+{
+	return setsockopt(fd, level, opt, &val, sizeof(val));
+}
+
+static int set_timeo(int fd, int opt, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	return setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}
+
+static const int families[] = { AF_INET, AF_INET6 };
+
+/* ---------------------------------------------------------------- bind */
+
+TEST(bind_port_zero_picks_port)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss, got;
+		socklen_t len = loopback(families[i], 0, &ss), gl = sizeof(got);
+		int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, bind(fd, (void *)&ss, len)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, getsockname(fd, (void *)&got, &gl));
+		EXPECT_EQ(len, gl);
+		EXPECT_EQ(families[i], got.ss_family);
+		if (families[i] == AF_INET) {
+			EXPECT_NE(0, ((struct sockaddr_in *)&got)->sin_port);
+		} else {
+			EXPECT_NE(0, ((struct sockaddr_in6 *)&got)->sin6_port);
+		}
+		close(fd);
+	}
+}
+
+TEST(bind_addrinuse)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = loopback(families[i], 6000 + i, &ss);
+		int a = socket(mrc_family(), SOCK_STREAM, 0);
+		int b = socket(mrc_family(), SOCK_STREAM, 0);
+
+		ASSERT_LE(0, a);
+		ASSERT_LE(0, b);
+		ASSERT_EQ(0, bind(a, (void *)&ss, len));
+		EXPECT_EQ(-1, bind(b, (void *)&ss, len));
+		EXPECT_EQ(EADDRINUSE, errno);
+		close(a);
+		close(b);
+	}
+}
+
+TEST(bind_reuseaddr)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = loopback(families[i], 6002 + i, &ss);
+		int a = socket(mrc_family(), SOCK_STREAM, 0);
+		int b = socket(mrc_family(), SOCK_STREAM, 0);
+
+		ASSERT_LE(0, a);
+		ASSERT_LE(0, b);
+		ASSERT_EQ(0, set_int(a, SOL_SOCKET, SO_REUSEADDR, 1));
+		ASSERT_EQ(0, set_int(b, SOL_SOCKET, SO_REUSEADDR, 1));
+		ASSERT_EQ(0, bind(a, (void *)&ss, len));
+		EXPECT_EQ(0, bind(b, (void *)&ss, len)) TH_LOG("%s", strerror(errno));
+		close(a);
+		close(b);
+	}
+}
+
+TEST(bind_twice_einval)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6004, &ss);
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bind(fd, (void *)&ss, len));
+	loopback(AF_INET, 6005, &ss);
+	EXPECT_EQ(-1, bind(fd, (void *)&ss, len));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(bind_bad_family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6006, &ss);
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd);
+	ss.ss_family = AF_UNIX;
+	EXPECT_EQ(-1, bind(fd, (void *)&ss, len));
+	EXPECT_EQ(EAFNOSUPPORT, errno);
+	close(fd);
+}
+
+TEST(bind_short_addrlen)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = loopback(families[i], 6007, &ss);
+		int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(-1, bind(fd, (void *)&ss, families[i] == AF_INET ? len - 1 : 20));
+		EXPECT_EQ(EINVAL, errno);
+		close(fd);
+	}
+}
+
+TEST(bind_nonlocal_addrnotavail)
+{
+	struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(6008) };
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(6008) };
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd);
+	inet_pton(AF_INET, "192.0.2.1", &s4.sin_addr);
+	EXPECT_EQ(-1, bind(fd, (void *)&s4, sizeof(s4)));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	close(fd);
+	fd = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	inet_pton(AF_INET6, "2001:db8::1", &s6.sin6_addr);
+	EXPECT_EQ(-1, bind(fd, (void *)&s6, sizeof(s6)));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	close(fd);
+}
+
+/* ------------------------------------------------------- listen/accept */
+
+TEST(accept4_flags)
+{
+	for (int i = 0; i < 2; i++) {
+		int l = listener(families[i], SOCK_STREAM, 6010 + i);
+		int c, a;
+
+		ASSERT_LE(0, l);
+		c = connect_to(families[i], SOCK_STREAM, 6010 + i);
+		ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+		a = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		ASSERT_LE(0, a) TH_LOG("accept4: %s", strerror(errno));
+		EXPECT_NE(0, fcntl(a, F_GETFL) & O_NONBLOCK);
+		EXPECT_NE(0, fcntl(a, F_GETFD) & FD_CLOEXEC);
+		/* the accepted socket really is non-blocking */
+		char ch;
+
+		EXPECT_EQ(-1, recv(a, &ch, 1, 0));
+		EXPECT_EQ(EAGAIN, errno);
+		close(a);
+		close(c);
+		close(l);
+	}
+}
+
+TEST(accept_not_listening)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6012, &ss);
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, accept(fd, NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, bind(fd, (void *)&ss, len));
+	EXPECT_EQ(-1, accept(fd, NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(accept_nonblocking_eagain)
+{
+	int l = listener(AF_INET, SOCK_STREAM, 6013);
+
+	ASSERT_LE(0, l);
+	/* SOCK_NONBLOCK in accept4 is for the new socket, not this call */
+	ASSERT_EQ(0, fcntl(l, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-1, accept(l, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	close(l);
+}
+
+TEST(listener_poll_pollin)
+{
+	for (int i = 0; i < 2; i++) {
+		int l = listener(families[i], SOCK_STREAM, 6014 + i);
+		int c, a;
+
+		ASSERT_LE(0, l);
+		EXPECT_EQ(0, poll_for(l, POLLIN, 0));
+		c = connect_to(families[i], SOCK_STREAM, 6014 + i);
+		ASSERT_LE(0, c);
+		EXPECT_TRUE(poll_for(l, POLLIN, 2000) & POLLIN);
+		a = accept4(l, NULL, NULL, SOCK_NONBLOCK);
+		EXPECT_LE(0, a);
+		EXPECT_EQ(0, poll_for(l, POLLIN, 0));
+		close(a);
+		close(c);
+		close(l);
+	}
+}
+
+TEST(listen_backlog)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6016, &ss);
+	int l = socket(mrc_family(), SOCK_STREAM, 0);
+	int c[3], a, n;
+
+	ASSERT_LE(0, l);
+	ASSERT_EQ(0, bind(l, (void *)&ss, len));
+	/* backlog 1: like TCP the accept queue takes backlog + 1 connections */
+	ASSERT_EQ(0, listen(l, 1));
+	for (int i = 0; i < 3; i++) {
+		c[i] = socket(mrc_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ASSERT_LE(0, c[i]);
+		EXPECT_EQ(-1, connect(c[i], (void *)&ss, len));
+		EXPECT_EQ(EINPROGRESS, errno);
+		/* one at a time, so which ones fit is deterministic */
+		if (i < 2) {
+			EXPECT_TRUE(poll_for(c[i], POLLOUT, 3000) & POLLOUT);
+		}
+	}
+	/* the third does not complete while the queue is full */
+	EXPECT_EQ(0, poll_for(c[2], POLLOUT, 500));
+	ASSERT_EQ(0, fcntl(l, F_SETFL, O_NONBLOCK));
+	n = 0;
+	while ((a = accept(l, NULL, NULL)) >= 0) {
+		n++;
+		close(a);
+		if (n > 3)
+			break;
+	}
+	EXPECT_EQ(2, n);
+	/* after accept() made room the retried handshake completes */
+	EXPECT_TRUE(poll_for(c[2], POLLOUT, 5000) & POLLOUT);
+	EXPECT_TRUE(poll_for(l, POLLIN, 3000) & POLLIN);
+	a = accept(l, NULL, NULL);
+	EXPECT_LE(0, a);
+	if (a >= 0)
+		close(a);
+	for (int i = 0; i < 3; i++)
+		close(c[i]);
+	close(l);
+}
+
+/* ------------------------------------------------------------- connect */
+
+TEST(connect_refused)
+{
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(-1, connect_to(families[i], SOCK_STREAM, 6020 + i));
+		EXPECT_EQ(ECONNREFUSED, errno);
+	}
+}
+
+TEST(connect_twice_eisconn)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = loopback(families[i], 6022 + i, &ss);
+		int l = listener(families[i], SOCK_STREAM, 6022 + i);
+		int c = socket(mrc_family(), SOCK_STREAM, 0);
+
+		ASSERT_LE(0, l);
+		ASSERT_LE(0, c);
+		ASSERT_EQ(0, connect(c, (void *)&ss, len));
+		EXPECT_EQ(-1, connect(c, (void *)&ss, len));
+		EXPECT_EQ(EISCONN, errno);
+		close(c);
+		close(l);
+	}
+}
+
+TEST(connect_nonblocking)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = loopback(families[i], 6024 + i, &ss);
+		int l = listener(families[i], SOCK_STREAM, 6024 + i);
+		int c = socket(mrc_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+		int err = -1;
+		socklen_t el = sizeof(err);
+
+		ASSERT_LE(0, l);
+		ASSERT_LE(0, c);
+		ASSERT_EQ(-1, connect(c, (void *)&ss, len));
+		ASSERT_EQ(EINPROGRESS, errno);
+		EXPECT_TRUE(poll_for(c, POLLOUT, 3000) & POLLOUT);
+		ASSERT_EQ(0, getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el));
+		EXPECT_EQ(0, err);
+		/* a second connect() after completion says EISCONN */
+		EXPECT_EQ(-1, connect(c, (void *)&ss, len));
+		EXPECT_EQ(EISCONN, errno);
+		close(c);
+		close(l);
+	}
+}
+
+TEST(connect_nonblocking_refused)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6026, &ss);
+	int c = socket(mrc_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int err = -1;
+	socklen_t el = sizeof(err);
+
+	ASSERT_LE(0, c);
+	ASSERT_EQ(-1, connect(c, (void *)&ss, len));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_NE(0, poll_for(c, POLLOUT, 3000) & (POLLOUT | POLLERR | POLLHUP));
+	ASSERT_EQ(0, getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el));
+	EXPECT_EQ(ECONNREFUSED, err);
+	close(c);
+}
+
+TEST(getpeername_unconnected)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+	int l = listener(AF_INET, SOCK_STREAM, 6027);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, l);
+	EXPECT_EQ(-1, getpeername(fd, (void *)&ss, &len));
+	EXPECT_EQ(ENOTCONN, errno);
+	len = sizeof(ss);
+	EXPECT_EQ(-1, getpeername(l, (void *)&ss, &len));
+	EXPECT_EQ(ENOTCONN, errno);
+	close(fd);
+	close(l);
+}
+
+/* ----------------------------------------------------------- send/recv */
+
+TEST(recv_unconnected)
+{
+	char buf[8];
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, recv(fd, buf, sizeof(buf), 0));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(ENOTCONN, errno);
+	close(fd);
+}
+
+TEST(send_unconnected)
+{
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd);
+	/* TCP: a never-connected stream socket says EPIPE */
+	EXPECT_EQ(-1, send(fd, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	close(fd);
+}
+
+TEST(recv_dontwait_eagain)
+{
+	struct conn p;
+	char buf[8];
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6030, &p));
+	EXPECT_EQ(-1, recv(p.a, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(-1, recv(p.c, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	close_pair(&p);
+}
+
+TEST(recv_peek)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		char buf[16] = {};
+
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6031 + i, &p));
+		ASSERT_EQ(5, send(p.c, "hello", 5, 0));
+		ASSERT_TRUE(poll_for(p.a, POLLIN, 3000) & POLLIN);
+		EXPECT_EQ(5, recv(p.a, buf, sizeof(buf), MSG_PEEK));
+		EXPECT_STREQ("hello", buf);
+		memset(buf, 0, sizeof(buf));
+		EXPECT_EQ(3, recv(p.a, buf, 3, MSG_PEEK | MSG_DONTWAIT));
+		EXPECT_STREQ("hel", buf);
+		memset(buf, 0, sizeof(buf));
+		EXPECT_EQ(5, recv(p.a, buf, sizeof(buf), 0));
+		EXPECT_STREQ("hello", buf);
+		EXPECT_EQ(-1, recv(p.a, buf, sizeof(buf), MSG_DONTWAIT));
+		EXPECT_EQ(EAGAIN, errno);
+		close_pair(&p);
+	}
+}
+
+struct delayed_send {
+	int fd;
+	int delay_ms;
+	const char *data;
+	size_t len;
+};
+
+static void *delayed_sender(void *arg)
+{
+	struct delayed_send *d = arg;
+
+	usleep(d->delay_ms * 1000);
+	if (send(d->fd, d->data, d->len, MSG_NOSIGNAL) != (ssize_t)d->len)
+		return (void *)1;
+	return NULL;
+}
+
+TEST(recv_waitall)
+{
+	struct conn p;
+	char buf[200], out[200];
+	struct delayed_send d;
+	pthread_t th;
+	void *ret;
+
+	for (int i = 0; i < 200; i++)
+		out[i] = i;
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6033, &p));
+	ASSERT_EQ(100, send(p.c, out, 100, 0));
+	d = (struct delayed_send){ p.c, 300, out + 100, 100 };
+	ASSERT_EQ(0, pthread_create(&th, NULL, delayed_sender, &d));
+	EXPECT_EQ(200, recv(p.a, buf, sizeof(buf), MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, out, sizeof(buf)));
+	pthread_join(th, &ret);
+	EXPECT_EQ(NULL, ret);
+	close_pair(&p);
+}
+
+TEST(readv_writev)
+{
+	struct conn p;
+	char a[] = "abc", b[] = "defgh", c[] = "ij";
+	struct iovec wv[3] = { { a, 3 }, { b, 5 }, { c, 2 } };
+	char r1[4] = {}, r2[16] = {};
+	ssize_t got = 0;
+
+	ASSERT_EQ(0, make_pair(AF_INET6, SOCK_STREAM, 6034, &p));
+	ASSERT_EQ(10, writev(p.c, wv, 3));
+	set_timeo(p.a, SO_RCVTIMEO, 3000);
+	/* a stream may deliver in pieces; gather all ten bytes */
+	while (got < 10) {
+		ssize_t n;
+
+		if (got < 4) {
+			struct iovec v[2] = { { r1 + got, 4 - got }, { r2, 6 } };
+
+			n = readv(p.a, v, 2);
+		} else {
+			n = read(p.a, r2 + got - 4, 10 - got);
+		}
+		ASSERT_LT(0, n) TH_LOG("readv: %s", strerror(errno));
+		got += n;
+	}
+	EXPECT_EQ(0, memcmp(r1, "abcd", 4));
+	EXPECT_STREQ("efghij", r2);
+	close_pair(&p);
+}
+
+static volatile sig_atomic_t sigpipes;
+
+static void on_sigpipe(int sig)
+{
+	sigpipes++;
+}
+
+static void count_sigpipe(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigpipe };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigpipes = 0;
+}
+
+TEST(send_after_shutdown_wr_epipe)
+{
+	struct conn p;
+
+	count_sigpipe();
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6035, &p));
+	ASSERT_EQ(0, shutdown(p.c, SHUT_WR));
+	EXPECT_EQ(-1, send(p.c, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(0, sigpipes);
+	EXPECT_EQ(-1, send(p.c, "x", 1, 0));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(1, sigpipes);
+	EXPECT_EQ(-1, write(p.c, "x", 1));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(2, sigpipes);
+	close_pair(&p);
+}
+
+TEST(send_after_peer_close_epipe)
+{
+	struct conn p;
+	char buf[8];
+	int i, r = 0, e = 0;
+
+	count_sigpipe();
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6036, &p));
+	close(p.a);
+	p.a = -1;
+	/* wait for the FIN */
+	ASSERT_TRUE(poll_for(p.c, POLLIN, 3000) & POLLIN);
+	ASSERT_EQ(0, recv(p.c, buf, sizeof(buf), 0));
+	/*
+	 * TCP: the first send goes out (CLOSE_WAIT), the peer answers with a
+	 * reset, and later sends fail with EPIPE (tcp_reset() in CLOSE_WAIT).
+	 */
+	for (i = 0; i < 100; i++) {
+		r = send(p.c, "x", 1, MSG_NOSIGNAL);
+		if (r < 0) {
+			e = errno;
+			break;
+		}
+		usleep(20000);
+	}
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(EPIPE, e) TH_LOG("got %s", strerror(e));
+	EXPECT_EQ(0, sigpipes);
+	/* without MSG_NOSIGNAL the same failure raises SIGPIPE */
+	EXPECT_EQ(-1, send(p.c, "x", 1, 0));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(1, sigpipes);
+	close_pair(&p);
+}
+
+TEST(rcvtimeo)
+{
+	struct conn p;
+	char buf[8];
+	long t0, dt;
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6037, &p));
+	ASSERT_EQ(0, set_timeo(p.a, SO_RCVTIMEO, 300));
+	t0 = now_ms();
+	EXPECT_EQ(-1, recv(p.a, buf, sizeof(buf), 0));
+	EXPECT_EQ(EAGAIN, errno);
+	dt = now_ms() - t0;
+	EXPECT_LE(250, dt);
+	EXPECT_GT(5000, dt);
+	close_pair(&p);
+}
+
+TEST(sndtimeo_peer_not_reading)
+{
+	static char buf[16384];
+	struct conn p;
+	long total = 0, t0 = 0, dt = 0;
+	ssize_t n = 0;
+	int blocked = 0, e = 0, outq = -1, inq = -1;
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6038, &ss);
+
+	p.l = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, p.l);
+	ASSERT_EQ(0, set_int(p.l, SOL_SOCKET, SO_RCVBUF, 4096));
+	ASSERT_EQ(0, bind(p.l, (void *)&ss, len));
+	ASSERT_EQ(0, listen(p.l, 4));
+	p.c = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, p.c);
+	ASSERT_EQ(0, set_int(p.c, SOL_SOCKET, SO_SNDBUF, 4096));
+	ASSERT_EQ(0, connect(p.c, (void *)&ss, len));
+	p.a = accept(p.l, NULL, NULL);
+	ASSERT_LE(0, p.a);
+	ASSERT_EQ(0, set_timeo(p.c, SO_SNDTIMEO, 300));
+	/* never read p.a: the sender must block and time out */
+	while (total < (8 << 20)) {
+		t0 = now_ms();
+		n = send(p.c, buf, sizeof(buf), MSG_NOSIGNAL);
+		dt = now_ms() - t0;
+		if (n < (ssize_t)sizeof(buf)) {
+			e = errno;
+			blocked = 1;
+			break;
+		}
+		total += n;
+	}
+	ASSERT_TRUE(blocked) TH_LOG("sent %ld bytes without blocking", total);
+	if (n < 0) {
+		EXPECT_EQ(EAGAIN, e);
+	}
+	EXPECT_LE(250, dt);
+	/* TCP: at most a few socket buffers are in flight, not megabytes */
+	EXPECT_GT(1 << 20, total);
+	ASSERT_EQ(0, ioctl(p.c, SIOCOUTQ, &outq));
+	ASSERT_EQ(0, ioctl(p.a, SIOCINQ, &inq));
+	if (1) {
+		struct mrc_info ic = {}, ia = {};
+		socklen_t il = sizeof(ic);
+
+		getsockopt(p.c, SOL_MRC, MRC_INFO, &ic, &il);
+		il = sizeof(ia);
+		getsockopt(p.a, SOL_MRC, MRC_INFO, &ia, &il);
+		TH_LOG("sent %ld, last send %zd (%s) after %ld ms; outq %d inq %d",
+		       total, n, n < 0 ? strerror(e) : "-", dt, outq, inq);
+		TH_LOG("sender state %u in_flight %u snd_wnd %u cwnd %u sent %llu acked %llu",
+		       ic.state, ic.in_flight, ic.snd_wnd, ic.cwnd,
+		       (unsigned long long)ic.bytes_sent, (unsigned long long)ic.bytes_acked);
+		TH_LOG("receiver state %u rcv_wnd %u received %llu",
+		       ia.state, ia.rcv_wnd, (unsigned long long)ia.bytes_received);
+	}
+	/* unsent or unacked bytes wait on the sender, received ones on the peer */
+	EXPECT_LT(0, outq);
+	EXPECT_LT(0, inq);
+	close_pair(&p);
+}
+
+TEST(siocinq_siocoutq)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		char buf[256];
+		int inq = -1, outq = -1, tries;
+
+		memset(buf, 'q', sizeof(buf));
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6039 + i, &p));
+		ASSERT_EQ(0, ioctl(p.a, SIOCINQ, &inq));
+		EXPECT_EQ(0, inq);
+		ASSERT_EQ(100, send(p.c, buf, 100, 0));
+		ASSERT_EQ(50, send(p.c, buf, 50, 0));
+		for (tries = 0; tries < 100; tries++) {
+			ASSERT_EQ(0, ioctl(p.a, SIOCINQ, &inq));
+			if (inq == 150)
+				break;
+			usleep(20000);
+		}
+		EXPECT_EQ(150, inq);
+		/* once acked, nothing is left in the sender's queue */
+		for (tries = 0; tries < 100; tries++) {
+			ASSERT_EQ(0, ioctl(p.c, SIOCOUTQ, &outq));
+			if (!outq)
+				break;
+			usleep(20000);
+		}
+		EXPECT_EQ(0, outq);
+		EXPECT_EQ(60, recv(p.a, buf, 60, 0));
+		ASSERT_EQ(0, ioctl(p.a, SIOCINQ, &inq));
+		EXPECT_EQ(90, inq);
+		EXPECT_EQ(90, recv(p.a, buf, sizeof(buf), 0));
+		ASSERT_EQ(0, ioctl(p.a, SIOCINQ, &inq));
+		EXPECT_EQ(0, inq);
+		/* TCP: SIOCINQ on a listener is EINVAL */
+		EXPECT_EQ(-1, ioctl(p.l, SIOCINQ, &inq));
+		EXPECT_EQ(EINVAL, errno);
+		close_pair(&p);
+	}
+}
+
+TEST(rcvlowat)
+{
+	struct conn p;
+	char buf[64];
+	struct delayed_send d;
+	pthread_t th;
+	void *ret;
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6041, &p));
+	ASSERT_EQ(0, set_int(p.a, SOL_SOCKET, SO_RCVLOWAT, 10));
+	ASSERT_EQ(5, send(p.c, "01234", 5, 0));
+	/* TCP's poll() does not report POLLIN below the low-water mark */
+	usleep(200000);
+	EXPECT_EQ(0, poll_for(p.a, POLLIN, 200));
+	d = (struct delayed_send){ p.c, 300, "56789", 5 };
+	ASSERT_EQ(0, pthread_create(&th, NULL, delayed_sender, &d));
+	/* a blocking recv waits for the low-water mark */
+	EXPECT_EQ(10, recv(p.a, buf, sizeof(buf), 0));
+	pthread_join(th, &ret);
+	EXPECT_EQ(NULL, ret);
+	ASSERT_EQ(5, send(p.c, "abcde", 5, 0));
+	ASSERT_EQ(5, send(p.c, "fghij", 5, 0));
+	EXPECT_TRUE(poll_for(p.a, POLLIN, 3000) & POLLIN);
+	close_pair(&p);
+}
+
+TEST(epollrdhup)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+		int ep = epoll_create1(0);
+		char buf[8];
+
+		ASSERT_LE(0, ep);
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6042 + i, &p));
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, p.c, &ev));
+		EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+		ASSERT_EQ(0, shutdown(p.a, SHUT_WR));
+		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 3000));
+		EXPECT_TRUE(ev.events & EPOLLRDHUP);
+		EXPECT_TRUE(ev.events & EPOLLIN);
+		EXPECT_FALSE(ev.events & EPOLLHUP);
+		EXPECT_EQ(0, recv(p.c, buf, sizeof(buf), 0));
+		close(ep);
+		close_pair(&p);
+	}
+}
+
+TEST(poll_eof_after_peer_close)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		char buf[8];
+		int ev;
+
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6044 + i, &p));
+		EXPECT_EQ(0, poll_for(p.c, POLLIN, 0));
+		close(p.a);
+		p.a = -1;
+		ev = poll_for(p.c, POLLIN, 3000);
+		EXPECT_TRUE(ev & POLLIN);
+		EXPECT_FALSE(ev & POLLERR);
+		EXPECT_EQ(0, recv(p.c, buf, sizeof(buf), 0));
+		EXPECT_EQ(0, recv(p.c, buf, sizeof(buf), MSG_DONTWAIT));
+		close_pair(&p);
+	}
+}
+
+/* --------------------------------------------------------------- close */
+
+TEST(close_unread_data_resets)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		char buf[8];
+
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6050 + i, &p));
+		ASSERT_EQ(3, send(p.c, "abc", 3, 0));
+		ASSERT_TRUE(poll_for(p.a, POLLIN, 3000) & POLLIN);
+		close(p.a);
+		p.a = -1;
+		EXPECT_TRUE(poll_for(p.c, POLLIN, 3000) & (POLLIN | POLLERR));
+		EXPECT_EQ(-1, recv(p.c, buf, sizeof(buf), 0));
+		EXPECT_EQ(ECONNRESET, errno);
+		close_pair(&p);
+	}
+}
+
+TEST(close_linger_zero_resets)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		char buf[8];
+
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6052 + i, &p));
+		ASSERT_EQ(0, setsockopt(p.a, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+		close(p.a);
+		p.a = -1;
+		EXPECT_TRUE(poll_for(p.c, POLLIN, 3000) & (POLLIN | POLLERR));
+		EXPECT_EQ(-1, recv(p.c, buf, sizeof(buf), 0));
+		EXPECT_EQ(ECONNRESET, errno);
+		close_pair(&p);
+	}
+}
+
+TEST(close_orderly)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		char buf[8] = {};
+
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6054 + i, &p));
+		ASSERT_EQ(4, send(p.a, "last", 4, 0));
+		close(p.a);
+		p.a = -1;
+		set_timeo(p.c, SO_RCVTIMEO, 3000);
+		EXPECT_EQ(4, recv(p.c, buf, sizeof(buf), MSG_WAITALL));
+		EXPECT_STREQ("last", buf);
+		EXPECT_EQ(0, recv(p.c, buf, sizeof(buf), 0));
+		close_pair(&p);
+	}
+}
+
+/* ----------------------------------------------------------- seqpacket */
+
+TEST(seqpacket_emsgsize)
+{
+	static char buf[65536];
+	struct conn p;
+	int sndbuf = 0;
+	socklen_t sl = sizeof(sndbuf);
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_SEQPACKET, 6060, &p));
+	ASSERT_EQ(0, set_int(p.c, SOL_SOCKET, SO_SNDBUF, 8192));
+	ASSERT_EQ(0, getsockopt(p.c, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl));
+	ASSERT_GT((int)sizeof(buf), sndbuf);
+	EXPECT_EQ(-1, send(p.c, buf, sizeof(buf), MSG_NOSIGNAL));
+	EXPECT_EQ(EMSGSIZE, errno);
+	/* a message that fits still goes through whole */
+	EXPECT_EQ(1000, send(p.c, buf, 1000, 0));
+	set_timeo(p.a, SO_RCVTIMEO, 3000);
+	EXPECT_EQ(1000, recv(p.a, buf, sizeof(buf), 0));
+	close_pair(&p);
+}
+
+TEST(seqpacket_zero_length)
+{
+	struct conn p;
+	char buf[16];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_SEQPACKET, 6061, &p));
+	set_timeo(p.a, SO_RCVTIMEO, 3000);
+	EXPECT_EQ(0, send(p.c, buf, 0, 0));
+	EXPECT_EQ(2, send(p.c, "hi", 2, 0));
+	EXPECT_EQ(0, recvmsg(p.a, &m, 0));
+	EXPECT_TRUE(m.msg_flags & MSG_EOR);
+	m.msg_flags = 0;
+	EXPECT_EQ(2, recvmsg(p.a, &m, 0));
+	EXPECT_TRUE(m.msg_flags & MSG_EOR);
+	EXPECT_EQ(0, memcmp(buf, "hi", 2));
+	close_pair(&p);
+}
+
+TEST(seqpacket_msg_trunc)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn p;
+		static char buf[3000];
+		struct iovec iov = { buf, 100 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+		memset(buf, 'm', sizeof(buf));
+		ASSERT_EQ(0, make_pair(families[i], SOCK_SEQPACKET, 6062 + i, &p));
+		set_timeo(p.a, SO_RCVTIMEO, 3000);
+		ASSERT_EQ(3000, send(p.c, buf, 3000, 0));
+		ASSERT_EQ(7, send(p.c, "seventh", 7, 0));
+		/* MSG_TRUNC: the real length of the message, not what fit */
+		EXPECT_EQ(3000, recvmsg(p.a, &m, MSG_TRUNC));
+		EXPECT_TRUE(m.msg_flags & MSG_TRUNC);
+		m.msg_flags = 0;
+		EXPECT_EQ(7, recvmsg(p.a, &m, 0));
+		EXPECT_FALSE(m.msg_flags & MSG_TRUNC);
+		EXPECT_EQ(0, memcmp(buf, "seventh", 7));
+		close_pair(&p);
+	}
+}
+
+/* ------------------------------------------------------------- sockopts */
+
+static int get_int(int fd, int level, int opt, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	return getsockopt(fd, level, opt, val, &len);
+}
+
+TEST(sockopt_ev_count)
+{
+	int fd = socket(mrc_family(), SOCK_STREAM, 0), v = 0;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, set_int(fd, SOL_MRC, MRC_EV_COUNT, 1));
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_EV_COUNT, &v));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(0, set_int(fd, SOL_MRC, MRC_EV_COUNT, 256));
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_EV_COUNT, &v));
+	EXPECT_EQ(256, v);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_EV_COUNT, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_EV_COUNT, 257));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_EV_COUNT, &v));
+	EXPECT_EQ(256, v);
+	close(fd);
+}
+
+TEST(sockopt_ev_count_connected)
+{
+	struct conn p;
+	int v = 0;
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6070, &p));
+	EXPECT_EQ(0, set_int(p.c, SOL_MRC, MRC_EV_COUNT, 4));
+	EXPECT_EQ(0, get_int(p.c, SOL_MRC, MRC_EV_COUNT, &v));
+	EXPECT_EQ(4, v);
+	EXPECT_EQ(-1, set_int(p.c, SOL_MRC, MRC_EV_COUNT, 257));
+	EXPECT_EQ(EINVAL, errno);
+	/* the connection still works */
+	EXPECT_EQ(2, send(p.c, "ok", 2, 0));
+	char buf[4];
+
+	set_timeo(p.a, SO_RCVTIMEO, 3000);
+	EXPECT_EQ(2, recv(p.a, buf, sizeof(buf), 0));
+	close_pair(&p);
+}
+
+TEST(sockopt_priority)
+{
+	int fd = socket(mrc_family(), SOCK_STREAM, 0), v = -1;
+
+	ASSERT_LE(0, fd);
+	for (int p = 0; p <= 7; p++) {
+		EXPECT_EQ(0, set_int(fd, SOL_MRC, MRC_PRIORITY, p));
+		EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_PRIORITY, &v));
+		EXPECT_EQ(p, v);
+	}
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_PRIORITY, 8));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_PRIORITY, -1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_PRIORITY, &v));
+	EXPECT_EQ(7, v);
+	close(fd);
+}
+
+TEST(sockopt_unknown)
+{
+	int fd = socket(mrc_family(), SOCK_STREAM, 0), v = 0;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, 99, 1));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	EXPECT_EQ(-1, get_int(fd, SOL_MRC, 99, &v));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	/* an option level that is not ours */
+	EXPECT_EQ(-1, set_int(fd, IPPROTO_TCP, 1, 1));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	/* short option */
+	EXPECT_EQ(-1, setsockopt(fd, SOL_MRC, MRC_PRIORITY, &v, 2));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(sockopt_user_timeout)
+{
+	int fd = socket(mrc_family(), SOCK_STREAM, 0), v = 0;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_USER_TIMEOUT, -1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, set_int(fd, SOL_MRC, MRC_USER_TIMEOUT, 1234));
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_USER_TIMEOUT, &v));
+	EXPECT_EQ(1234, v);
+	EXPECT_EQ(0, set_int(fd, SOL_MRC, MRC_USER_TIMEOUT, 0));
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_USER_TIMEOUT, &v));
+	EXPECT_EQ(0, v);
+	close(fd);
+}
+
+TEST(sockopt_type_protocol_domain)
+{
+	int types[] = { SOCK_STREAM, SOCK_SEQPACKET };
+
+	for (int i = 0; i < 2; i++) {
+		int fd = socket(mrc_family(), types[i], 0), v = -1;
+
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, get_int(fd, SOL_SOCKET, SO_TYPE, &v));
+		EXPECT_EQ(types[i], v);
+		EXPECT_EQ(0, get_int(fd, SOL_SOCKET, SO_PROTOCOL, &v));
+		EXPECT_EQ(0, v);
+		EXPECT_EQ(0, get_int(fd, SOL_SOCKET, SO_DOMAIN, &v));
+		EXPECT_EQ(mrc_family(), v);
+		close(fd);
+	}
+	/* and on an accepted socket */
+	struct conn p;
+	int v = -1;
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_SEQPACKET, 6071, &p));
+	EXPECT_EQ(0, get_int(p.a, SOL_SOCKET, SO_TYPE, &v));
+	EXPECT_EQ(SOCK_SEQPACKET, v);
+	EXPECT_EQ(0, get_int(p.a, SOL_SOCKET, SO_DOMAIN, &v));
+	EXPECT_EQ(mrc_family(), v);
+	EXPECT_EQ(0, get_int(p.a, SOL_SOCKET, SO_PROTOCOL, &v));
+	EXPECT_EQ(0, v);
+	close_pair(&p);
+}
+
+/* ------------------------------------------------------------- sendfile */
+
+static unsigned char pattern(size_t i)
+{
+	return (unsigned char)(i * 7 + (i >> 11));
+}
+
+struct reader_arg {
+	int fd;
+	size_t want, got, bad;
+};
+
+static void *reader(void *arg)
+{
+	struct reader_arg *r = arg;
+	static unsigned char buf[16384];
+
+	while (r->got < r->want) {
+		ssize_t n = recv(r->fd, buf, sizeof(buf), 0);
+
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			r->bad += buf[i] != pattern(r->got + i);
+		r->got += n;
+	}
+	return NULL;
+}
+
+TEST(sendfile_stream)
+{
+	const size_t size = 300000;
+	char path[] = "/tmp/mrc_api_sendfile.XXXXXX";
+	unsigned char *data = malloc(size);
+	struct reader_arg r = { .want = size };
+	struct conn p;
+	pthread_t th;
+	off_t off = 0;
+	int fd;
+
+	ASSERT_NE(NULL, data);
+	for (size_t i = 0; i < size; i++)
+		data[i] = pattern(i);
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	unlink(path);
+	ASSERT_EQ((ssize_t)size, write(fd, data, size));
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6080, &p));
+	set_timeo(p.a, SO_RCVTIMEO, 5000);
+	r.fd = p.a;
+	ASSERT_EQ(0, pthread_create(&th, NULL, reader, &r));
+	while ((size_t)off < size) {
+		ssize_t n = sendfile(p.c, fd, &off, size - off);
+
+		ASSERT_LT(0, n) TH_LOG("sendfile: %s at %ld", strerror(errno), (long)off);
+	}
+	EXPECT_EQ((off_t)size, off);
+	pthread_join(th, NULL);
+	EXPECT_EQ(size, r.got);
+	EXPECT_EQ(0, r.bad);
+	close(fd);
+	free(data);
+	close_pair(&p);
+}
+
+TEST_HARNESS_MAIN
