@@ -85,14 +85,19 @@ static int __init mrc_init(void)
 	err = mrc_pernet_init();
 	if (err)
 		goto err_proto;
+	err = mrc_nl_init();
+	if (err)
+		goto err_pernet;
 	err = sock_register(&mrc_family_ops);
 	if (err) {
 		pr_err("cannot register family %d: %d\n", mrc_family_nr, err);
-		goto err_pernet;
+		goto err_nl;
 	}
 	pr_info("AF_MRC registered as family %d, UDP port %u\n", mrc_family_nr, mrc_udp_port);
 	return 0;
 
+err_nl:
+	mrc_nl_exit();
 err_pernet:
 	mrc_pernet_exit();
 err_proto:
@@ -103,6 +108,7 @@ err_proto:
 static void __exit mrc_exit(void)
 {
 	sock_unregister(mrc_family_nr);
+	mrc_nl_exit();
 	mrc_pernet_exit();
 	proto_unregister(&mrc_proto);
 }

@@ -10,9 +10,10 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/udp.h>
+#include <net/inet_ecn.h>
 
 #include "protocol.h"
-#include "sack.h"
+#include "ev.h"
 
 /* How far ahead of rcv_nxt out-of-order data is kept, in packets. */
 #define MRC_RCV_WINDOW_PKTS	8192
@@ -182,83 +183,178 @@ static void mrc_our_fin_acked(struct mrc_sock *msk)
 	}
 }
 
-/* Marks what the SACK field covers and what it proves lost. */
-static void mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack)
+/* Per-path reordering tolerated before the same-EV rule calls a loss. */
+#define MRC_SAME_EV_TOLERANCE_US	200
+
+static const struct mrc_ev_range *mrc_range(struct mrc_sock *msk, struct mrc_ev_range *r)
 {
-	u64 sacked = 0, outstanding = 0, lost;
+	r->port_min = READ_ONCE(msk->mn->cfg.ev_port_min);
+	r->port_max = READ_ONCE(msk->mn->cfg.ev_port_max);
+	if (r->port_max < r->port_min)
+		swap(r->port_max, r->port_min);
+	return r;
+}
+
+/* Retires EV slot @idx and brings in a fresh one. */
+void mrc_retire_ev(struct mrc_sock *msk, int idx)
+{
+	unsigned long probe = jiffies +
+		max(1UL, msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms)));
+	struct mrc_ev_range range;
+	int fresh;
+
+	fresh = mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range),
+			      &msk->ev_born, probe);
+	mrc_count(msk->mn, MRC_C_EV_RETIRED);
+	mrc_nl_notify_ev(msk, &msk->evs[idx], true);
+	if (fresh >= 0)
+		msk->evs[fresh].weight = MRC_EV_WEIGHT_MAX;
+}
+
+/* A segment was acked or sacked: credit its EV.  Return: 1 if CE-marked. */
+static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u32 now_us,
+			     u16 ce_port)
+{
+	struct mrc_ev *ev = mrc_ev_of(msk, cb);
+	bool ce = ce_port && cb->ev_port == ce_port;
+
+	if ((s32)(cb->sent_us - msk->newest_delivered_tx_us) > 0)
+		msk->newest_delivered_tx_us = cb->sent_us;
+	if (!ev)
+		return ce;
+	if (ev->in_flight && !cb->lost)
+		ev->in_flight--;
+	mrc_ev_delivered(ev, cb->sent_us, cb->tx_count == 1 ? now_us - cb->sent_us : 0, ce,
+			 msk->rtt.min_rtt_us);
+	return ce;
+}
+
+/*
+ * Loss inference that spraying does not fool: an outstanding packet is lost
+ * when a later packet on its own EV (same path, in order) was delivered, or
+ * when a packet sent after it was delivered and it is overdue by its own EV's
+ * RTT plus a reordering window.  Lost packets go back to the retransmission
+ * queue; an EV that loses retire_losses packets in a row is retired.
+ */
+static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
+{
+	u32 reo = max(msk->rtt.srtt_us / 4, 2000U);
+	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
 	struct sk_buff *skb;
-	u32 top = msk->snd_una;
+	bool any = false;
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
-		u32 off = cb->psn - ack;
+		struct mrc_ev *ev;
+		u32 expect;
 
-		if (skb == msk->send_head || off >= 64)
+		if (skb == msk->send_head)
 			break;
-		if (off && (sack & (1ULL << (off - 1))) && !cb->sacked) {
-			cb->sacked = 1;
-			if (!cb->lost)
-				msk->in_flight--;
-			cb->lost = 0;
-		}
-		if (cb->sacked) {
-			sacked |= 1ULL << off;
-			top = cb->psn + 1;
-		} else if (!cb->lost) {
-			outstanding |= 1ULL << off;
-		}
-	}
-	if (mrc_psn_after(top, msk->high_sacked))
-		msk->high_sacked = top;
-	lost = mrc_sack_lost_mask(sacked, outstanding, MRC_DUPTHRESH);
-	if (!lost)
-		return;
-	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
-		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
-		u32 off = cb->psn - ack;
-
-		if (skb == msk->send_head || off >= 64)
-			break;
-		if (!(lost & (1ULL << off)))
+		if (!cb->sent || cb->sacked || cb->lost)
+			continue;
+		ev = mrc_ev_of(msk, cb);
+		expect = ev && ev->srtt_us ? ev->srtt_us : msk->rtt.srtt_us;
+		if (!(ev && ev->delivered &&
+		      mrc_ev_loss_same_path(cb->sent_us, ev->last_delivered_tx_us,
+					    MRC_SAME_EV_TOLERANCE_US)) &&
+		    !mrc_ev_loss_rack(now_us, cb->sent_us, msk->newest_delivered_tx_us,
+				      expect, reo))
 			continue;
 		cb->lost = 1;
 		msk->in_flight--;
 		msk->stats.packets_lost++;
 		mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
+		any = true;
+		if (!ev)
+			continue;
+		if (ev->in_flight)
+			ev->in_flight--;
+		if (mrc_ev_lost(ev, retire))
+			mrc_retire_ev(msk, cb->ev_idx);
 	}
-	if (!msk->in_recovery) {
-		msk->in_recovery = true;
+	if (any && !msk->cc.in_recovery) {
+		mrc_cc_on_loss(&msk->cc);
 		msk->recover = msk->snd_nxt;
-		msk->ssthresh = max(msk->cwnd / 2, 2U);
-		msk->cwnd = msk->ssthresh;
 	}
 }
 
-/* Cumulative ACK, window and RTT.  Return: false if the ACK is invalid. */
+/* Marks what the SACK field covers.  Return: CE-marked deliveries. */
+static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u32 now_us, u16 ce_port,
+			u32 *delivered)
+{
+	struct sk_buff *skb;
+	u32 ce = 0;
+
+	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		u32 off = cb->psn - ack;
+
+		if (skb == msk->send_head || off > MRC_SACK_BITS)
+			break;
+		if (!off || !(sack & (1ULL << (off - 1))) || cb->sacked)
+			continue;
+		ce += mrc_seg_delivered(msk, cb, now_us, ce_port);
+		(*delivered)++;
+		cb->sacked = 1;
+		if (!cb->lost)
+			msk->in_flight--;
+		cb->lost = 0;
+	}
+	return ce;
+}
+
+/* The peer answered a probe on a retired EV: that path works again. */
+static void mrc_probe_answered(struct mrc_sock *msk, u16 port)
+{
+	u16 i;
+
+	for (i = 0; i < msk->ev_cap; i++) {
+		if (msk->evs[i].state != MRC_EV_RETIRED || msk->evs[i].port != port)
+			continue;
+		mrc_ev_readmit(msk->evs, msk->ev_cap, i, msk->ev_count);
+		mrc_count(msk->mn, MRC_C_EV_READMITTED);
+		mrc_nl_notify_ev(msk, &msk->evs[i], false);
+		return;
+	}
+}
+
+/* Cumulative ACK, SACK, window and RTT.  Return: false if the ACK is invalid. */
 static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 {
+	struct mrc_cc_params ccp = {
+		.dctcp_shift = READ_ONCE(msk->mn->cfg.dctcp_shift),
+		.delay_target_us = READ_ONCE(msk->mn->cfg.delay_target_us),
+		.max_cwnd = 4096,
+	};
 	struct sock *sk = &msk->sk;
-	u32 ack = ntohl(h->ack_psn), tsecr = ntohl(h->tsecr);
-	bool fin_acked = false;
+	u32 ack = ntohl(h->ack_psn), tsecr = ntohl(h->tsecr), now_us = mrc_now_us();
+	u16 ce_port = (h->flags & MRC_F_CE) ? ntohs(h->ack_ev) : 0;
+	u32 acked = 0, delivered = 0, ce = 0;
+	bool fin_acked = false, round_done = false;
 	struct sk_buff *skb;
-	u32 acked = 0;
 
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
 	msk->snd_wnd = ntohl(h->rcv_wnd);
 	if (tsecr) {
-		u32 sample = mrc_now_us() - tsecr;
+		u32 sample = now_us - tsecr;
 
 		if (sample < 10 * USEC_PER_SEC)
 			mrc_rtt_sample(&msk->rtt, sample);
 	}
+	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW))
+		mrc_probe_answered(msk, ntohs(h->ack_ev));
 	while ((skb = skb_peek(&sk->sk_write_queue)) && skb != msk->send_head &&
 	       mrc_psn_before(MRC_SKB_CB(skb)->psn, ack)) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 
-		if (!cb->sacked && !cb->lost)
-			msk->in_flight--;
+		if (!cb->sacked) {
+			ce += mrc_seg_delivered(msk, cb, now_us, ce_port);
+			delivered++;
+			if (!cb->lost)
+				msk->in_flight--;
+		}
 		if (cb->flags & MRC_F_FIN)
 			fin_acked = true;
 		msk->stats.bytes_acked += skb->len;
@@ -271,24 +367,20 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		msk->snd_una = ack;
 		msk->backoff = 0;
 		msk->progress_stamp = jiffies;
-		if (msk->in_recovery && !mrc_psn_before(ack, msk->recover))
-			msk->in_recovery = false;
-		if (!msk->in_recovery) {
-			if (msk->cwnd < msk->ssthresh) {
-				msk->cwnd += acked;
-			} else {
-				msk->cwnd_cnt += acked;
-				if (msk->cwnd_cnt >= msk->cwnd) {
-					msk->cwnd_cnt = 0;
-					msk->cwnd++;
-				}
-			}
-			msk->cwnd = min(msk->cwnd, 4096U);
+		if (msk->cc.in_recovery && !mrc_psn_before(ack, msk->recover))
+			msk->cc.in_recovery = false;
+		if (!mrc_psn_before(ack, msk->cc_round_end)) {
+			round_done = true;
+			msk->cc_round_end = msk->snd_nxt;
 		}
 		sk->sk_write_space(sk);
 	}
 	if (h->sack)
-		mrc_sack_rcv(msk, ack, be64_to_cpu(h->sack));
+		ce += mrc_sack_rcv(msk, ack, be64_to_cpu(h->sack), now_us, ce_port, &delivered);
+	if (delivered)
+		mrc_cc_on_ack(&msk->cc, &ccp, delivered, ce, msk->rtt.srtt_us,
+			      msk->rtt.min_rtt_us, round_done);
+	mrc_detect_losses(msk, now_us);
 	if (fin_acked)
 		mrc_our_fin_acked(msk);
 	if (msk->state == MRC_STATE_DONE)
@@ -329,6 +421,7 @@ static void mrc_deliver(struct mrc_sock *msk, struct sk_buff *skb)
 	msk->rcv_nxt = cb->psn + 1;
 	if (skb->len || ((flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET)) {
 		msk->stats.bytes_received += skb->len;
+		WRITE_ONCE(msk->rcv_queued, msk->rcv_queued + skb->len);
 		__skb_queue_tail(&sk->sk_receive_queue, skb);
 		if ((flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET)
 			WRITE_ONCE(msk->rcv_msgs, msk->rcv_msgs + 1);
@@ -359,6 +452,13 @@ static bool mrc_ooo_insert(struct mrc_sock *msk, struct sk_buff *skb)
 	return true;
 }
 
+static bool mrc_skb_ce(const struct sk_buff *skb)
+{
+	if (ip_hdr(skb)->version == 4)
+		return INET_ECN_is_ce(ip_hdr(skb)->tos);
+	return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
+}
+
 /* Data (or FIN) packet.  Consumes @skb. */
 static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *hdr)
 {
@@ -371,10 +471,17 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	msk->last_tsval = ntohl(hdr->tsval);
 	msk->last_ev = ntohs(udp_hdr(skb)->source);
 	msk->stats.packets_received++;
+	if (mrc_skb_ce(skb)) {
+		msk->ce_pending = true;
+		ack_now = true;
+		mrc_count(msk->mn, MRC_C_RX_CE);
+	}
 
 	if (msk->fin_received || mrc_psn_before(psn, msk->rcv_nxt)) {
 		msk->stats.dup_packets_received++;
 		mrc_count(msk->mn, MRC_C_RX_DUP);
+		if (hdr->flags & MRC_F_ACKNOW)
+			mrc_count(msk->mn, MRC_C_SPURIOUS_RETRANS);
 		kfree_skb(skb);
 		mrc_send_ack(msk);
 		return;
@@ -384,7 +491,9 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		kfree_skb(skb);
 		return;
 	}
-	if (len && atomic_read(&sk->sk_rmem_alloc) + skb->truesize > READ_ONCE(sk->sk_rcvbuf)) {
+	/* an in-order packet into an empty queue always fits, so tiny buffers progress */
+	if (len && atomic_read(&sk->sk_rmem_alloc) + skb->truesize > READ_ONCE(sk->sk_rcvbuf) &&
+	    !(psn == msk->rcv_nxt && skb_queue_empty(&sk->sk_receive_queue))) {
 		mrc_count(msk->mn, MRC_C_RX_DROP_RCVBUF);
 		kfree_skb(skb);
 		mrc_send_ack(msk);
@@ -479,7 +588,9 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	}
 	if (hdr.type == MRC_T_RST) {
 		mrc_count(msk->mn, MRC_C_CONN_RESET);
-		mrc_done(msk, msk->state == MRC_STATE_SYN_SENT ? ECONNREFUSED : ECONNRESET);
+		/* as tcp_reset(): refused while connecting, EPIPE once the peer closed */
+		mrc_done(msk, msk->state == MRC_STATE_SYN_SENT ? ECONNREFUSED :
+			 msk->state == MRC_STATE_CLOSE_WAIT ? EPIPE : ECONNRESET);
 		goto drop;
 	}
 	if (hdr.type == MRC_T_SYN || hdr.type == MRC_T_SYNACK) {
@@ -494,6 +605,11 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		/* our ACK of the handshake was lost: repeat it */
 		mrc_send_ack(msk);
 		goto drop;
+	}
+	if ((hdr.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == MRC_F_PROBE) {
+		/* a probe of a retired EV: answer at once, echoing its port */
+		msk->last_ev = ntohs(udp_hdr(skb)->source);
+		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE | MRC_F_ACKNOW, NULL, 0);
 	}
 	if (!mrc_ack_rcv(msk, &hdr)) {
 		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);

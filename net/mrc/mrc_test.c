@@ -98,20 +98,6 @@ static struct kunit_suite mrc_rtt_suite = {
 	.test_cases = mrc_rtt_cases,
 };
 
-static void mrc_sack_lost_test(struct kunit *test)
-{
-	/* 0..2 outstanding, 3..5 sacked: all three holes have 3 above */
-	KUNIT_EXPECT_EQ(test, mrc_sack_lost_mask(0x38, 0x07, 3), 0x07ull);
-	/* only two sacked above: nothing lost yet */
-	KUNIT_EXPECT_EQ(test, mrc_sack_lost_mask(0x18, 0x07, 3), 0ull);
-	/* outstanding above the last sack is not lost */
-	KUNIT_EXPECT_EQ(test, mrc_sack_lost_mask(0x38, 0x47, 3), 0x07ull);
-	/* a hole between sacks: counts only what lies above it */
-	KUNIT_EXPECT_EQ(test, mrc_sack_lost_mask(0x1ull << 63 | 0x6, 0x1, 3), 0x1ull);
-	KUNIT_EXPECT_EQ(test, mrc_sack_lost_mask(0x1ull << 63 | 0x6, 0x8, 3), 0ull);
-	KUNIT_EXPECT_EQ(test, mrc_sack_lost_mask(0, 0xff, 0), 0xffull);
-}
-
 static void mrc_sack_bitmap_test(struct kunit *test)
 {
 	u32 held[] = { 12, 11, 74, 75, 9, 12 };
@@ -125,7 +111,6 @@ static void mrc_sack_bitmap_test(struct kunit *test)
 }
 
 static struct kunit_case mrc_sack_cases[] = {
-	KUNIT_CASE(mrc_sack_lost_test),
 	KUNIT_CASE(mrc_sack_bitmap_test),
 	{}
 };

@@ -13,36 +13,72 @@
 
 #include "protocol.h"
 #include "sack.h"
+#include "ev.h"
 
 #define MRC_EV_LOW	49152
 #define MRC_EV_SPAN	16384
 #define MRC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
 			 sizeof(struct mrchdr))
 
-/* Draws @count distinct random UDP source ports. */
-void mrc_init_evs(struct mrc_sock *msk, unsigned int count)
+/**
+ * mrc_init_evs() - (re)draw the connection's entropy values
+ * @msk: connection (socket lock held)
+ * @count: active EVs wanted
+ * @gfp: allocation flags
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 {
-	unsigned int i, j;
+	struct mrc_ev_range range = {
+		.port_min = READ_ONCE(msk->mn->cfg.ev_port_min),
+		.port_max = READ_ONCE(msk->mn->cfg.ev_port_max),
+	};
+	struct mrc_ev *evs;
+	u16 cap;
 
 	count = clamp(count, 1U, (unsigned int)MRC_MAX_EVS);
-	for (i = 0; i < count; i++) {
-again:
-		msk->evs[i] = MRC_EV_LOW + get_random_u32_below(MRC_EV_SPAN);
-		for (j = 0; j < i; j++)
-			if (msk->evs[j] == msk->evs[i])
-				goto again;
-	}
+	cap = 2 * count;
+	evs = kcalloc(cap, sizeof(*evs), gfp);
+	if (!evs)
+		return -ENOMEM;
+	if (range.port_max < range.port_min)
+		swap(range.port_max, range.port_min);
+	mrc_evs_init(evs, cap, count, &range, &msk->ev_born);
+	kfree(msk->evs);
+	msk->evs = evs;
+	msk->ev_cap = cap;
 	msk->ev_count = count;
-	msk->ev_next = 0;
+	return 0;
 }
 
-/* Round robin over the connection's EVs. */
-u16 mrc_pick_ev(struct mrc_sock *msk)
+/**
+ * mrc_pick_ev() - EV slot for the next packet, by weighted choice
+ * @msk: connection (socket lock held)
+ * @avoid: slot to avoid (the one a lost packet used), or -1
+ *
+ * Return: a slot index; every connection keeps at least one active EV.
+ */
+int mrc_pick_ev(struct mrc_sock *msk, int avoid)
 {
-	u16 ev = msk->evs[msk->ev_next];
+	int idx = mrc_ev_pick(msk->evs, msk->ev_cap, avoid);
 
-	msk->ev_next = (msk->ev_next + 1) % msk->ev_count;
-	return ev;
+	if (idx < 0) {
+		/* every EV retired: fall back to the one retired first */
+		idx = avoid >= 0 ? avoid : 0;
+	}
+	return idx;
+}
+
+/* The EV a queued segment was last sent on, if its slot still has it. */
+struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
+{
+	struct mrc_ev *ev;
+
+	if (!cb->sent || cb->ev_idx >= msk->ev_cap)
+		return NULL;
+	ev = &msk->evs[cb->ev_idx];
+	return ev->port == cb->ev_port && ev->state != MRC_EV_FREE ? ev : NULL;
 }
 
 /* Free receive buffer, in payload bytes (truesize is about twice that). */
@@ -97,6 +133,9 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	msk->adv_wnd = mrc_rcv_wnd(msk);
 	h->rcv_wnd = htonl(msk->adv_wnd);
 	h->ack_ev = htons(msk->last_ev);
+	if (msk->ce_pending)
+		h->flags |= MRC_F_CE;
+	msk->ce_pending = false;
 	msk->ack_pending = 0;
 }
 
@@ -109,13 +148,15 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
  * @skb: packet starting at the MRC header, with MRC_HEADROOM headroom
  * @ev: UDP source port: the entropy value that picks the path
  * @dport: UDP destination port (the peer's tunnel port)
+ * @tos: ECN bits of the outer header (ECT(0) for data when ECN is on)
  *
  * The route lookup carries @ev as the flow's source port, so that multipath
  * routes on this host spread EVs as the fabric does.  Consumes @skb.
  * Return: 0 or a negative errno.
  */
 static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *saddr,
-		      const union mrc_addr *daddr, struct sk_buff *skb, u16 ev, u16 dport)
+		      const union mrc_addr *daddr, struct sk_buff *skb, u16 ev, u16 dport,
+		      u8 tos)
 {
 	struct socket *sock;
 	int err = 0;
@@ -141,7 +182,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 			err = PTR_ERR(rt);
 			goto drop;
 		}
-		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, 0,
+		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, tos,
 				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
 				    htons(ev), htons(dport), false, false);
 	} else {
@@ -161,7 +202,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 			err = PTR_ERR(dst);
 			goto drop;
 		}
-		udp_tunnel6_xmit_skb(dst, sock->sk, skb, NULL, &fl6.saddr, &fl6.daddr, 0,
+		udp_tunnel6_xmit_skb(dst, sock->sk, skb, NULL, &fl6.saddr, &fl6.daddr, tos,
 				     ip6_dst_hoplimit(dst), 0, htons(ev), htons(dport), false);
 #else
 		err = -EAFNOSUPPORT;
@@ -187,24 +228,25 @@ static struct sk_buff *mrc_alloc_packet(unsigned int payload)
 	return skb;
 }
 
-static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, u16 ev)
+static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, u16 port, bool ect)
 {
 	msk->stats.packets_sent++;
-	return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb, ev,
-			  msk->udp_dport);
+	return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb, port,
+			  msk->udp_dport, ect ? INET_ECN_ECT_0 : 0);
 }
 
 /**
- * mrc_xmit() - (re)transmit one queued segment on entropy value @ev
+ * mrc_xmit() - (re)transmit one queued segment on an entropy value
  * @msk: connection (socket lock held)
  * @seg: segment from the write queue; stays queued until acknowledged
- * @ev: UDP source port to send it with
+ * @ev_idx: EV slot to send it on
  *
  * Return: 0 or a negative errno (the segment stays queued either way).
  */
-int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, u16 ev)
+int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 {
 	struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+	struct mrc_ev *ev = &msk->evs[ev_idx];
 	struct sk_buff *skb;
 	struct mrchdr *h;
 
@@ -220,19 +262,12 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, u16 ev)
 		h->flags |= MRC_F_ACKNOW;
 	cb->sent = 1;
 	cb->sent_us = mrc_now_us();
-	cb->ev = ev;
+	cb->ev_idx = ev_idx;
+	cb->ev_port = ev->port;
 	cb->tx_count++;
-	return mrc_send_packet(msk, skb, ev);
-}
-
-/* A different EV from @avoid when there is more than one. */
-static u16 mrc_pick_other_ev(struct mrc_sock *msk, u16 avoid)
-{
-	u16 ev = mrc_pick_ev(msk);
-
-	if (ev == avoid && msk->ev_count > 1)
-		ev = mrc_pick_ev(msk);
-	return ev;
+	ev->sent++;
+	ev->in_flight++;
+	return mrc_send_packet(msk, skb, ev->port, READ_ONCE(msk->mn->cfg.ecn));
 }
 
 /* Resends segments marked lost, on another EV, within the window. */
@@ -243,11 +278,11 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 
-		if (skb == msk->send_head || msk->in_flight >= msk->cwnd)
+		if (skb == msk->send_head || msk->in_flight >= msk->cc.cwnd)
 			break;
 		if (!cb->lost || cb->sacked)
 			continue;
-		if (mrc_xmit(msk, skb, mrc_pick_other_ev(msk, cb->ev)))
+		if (mrc_xmit(msk, skb, mrc_pick_ev(msk, cb->ev_idx)))
 			break;
 		cb->lost = 0;
 		msk->in_flight++;
@@ -282,14 +317,17 @@ void mrc_push(struct mrc_sock *msk)
 
 	if (!mrc_sending_state(msk))
 		return;
+	mrc_probe_retired(msk);
 	mrc_retransmit_lost(msk);
 	while ((skb = msk->send_head)) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 		u64 ahead = (u64)(cb->psn - msk->snd_una) * msk->mss + skb->len;
 
-		if (msk->in_flight >= msk->cwnd || ahead > msk->snd_wnd)
+		/* one segment may pass a small window when nothing is in flight */
+		if (msk->in_flight >= msk->cc.cwnd ||
+		    (ahead > msk->snd_wnd && msk->in_flight))
 			break;
-		if (mrc_xmit(msk, skb, mrc_pick_ev(msk)))
+		if (mrc_xmit(msk, skb, mrc_pick_ev(msk, -1)))
 			break;
 		msk->in_flight++;
 		msk->send_head = skb_queue_is_last(&msk->sk.sk_write_queue, skb) ?
@@ -318,7 +356,37 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 		h->ack_psn = 0;
 	if (type == MRC_T_RST)
 		mrc_count(msk->mn, MRC_C_TX_RST);
-	mrc_send_packet(msk, skb, mrc_pick_ev(msk));
+	mrc_send_packet(msk, skb, msk->evs[mrc_pick_ev(msk, -1)].port, false);
+}
+
+/*
+ * Probes each retired EV whose time has come with an ACK flagged PROBE on
+ * its port; the peer answers at once, and an answer re-admits the EV.
+ * Backoff doubles the interval up to 64 times the first.
+ */
+void mrc_probe_retired(struct mrc_sock *msk)
+{
+	unsigned long interval = msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms));
+	u16 i;
+
+	for (i = 0; i < msk->ev_cap; i++) {
+		struct mrc_ev *ev = &msk->evs[i];
+		struct sk_buff *skb;
+		struct mrchdr *h;
+
+		if (ev->state != MRC_EV_RETIRED || time_before(jiffies, ev->next_probe))
+			continue;
+		skb = mrc_alloc_packet(0);
+		if (!skb)
+			return;
+		h = skb_push(skb, sizeof(*h));
+		mrc_fill_header(msk, h, MRC_T_ACK, MRC_F_PROBE);
+		if (ev->probe_backoff < 6)
+			ev->probe_backoff++;
+		ev->next_probe = jiffies + max(1UL, interval << ev->probe_backoff);
+		mrc_count(msk->mn, MRC_C_EV_PROBES);
+		mrc_send_packet(msk, skb, ev->port, false);
+	}
 }
 
 void mrc_send_ack(struct mrc_sock *msk)
@@ -327,7 +395,7 @@ void mrc_send_ack(struct mrc_sock *msk)
 }
 
 /* Sends an ACK when reading reopened a window the peer may be stuck on. */
-void mrc_window_update(struct mrc_sock *msk, u32 wnd_before)
+void mrc_window_update(struct mrc_sock *msk)
 {
 	u32 wnd = mrc_rcv_wnd(msk);
 
@@ -433,7 +501,7 @@ static void mrc_send_reply(struct mrc_net *mn, struct sk_buff *in, u8 type, u32 
 	h->ack_ev = udp_hdr(in)->source;
 	h->len = htons(plen);
 	mrc_output(mn, local.sa.sa_family, &local, &remote, skb,
-		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest));
+		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest), 0);
 }
 
 /* RST for a packet that matches no connection (rate limited, never to a RST). */

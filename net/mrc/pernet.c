@@ -40,6 +40,11 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_CONN_RESET]		= "ConnReset",
 	[MRC_C_CONN_TIMEOUT]		= "ConnTimeout",
 	[MRC_C_TX_ERRORS]		= "TxErrors",
+	[MRC_C_EV_RETIRED]		= "EvRetired",
+	[MRC_C_EV_READMITTED]		= "EvReadmitted",
+	[MRC_C_EV_PROBES]		= "EvProbes",
+	[MRC_C_SPURIOUS_RETRANS]	= "SpuriousRetransmits",
+	[MRC_C_RX_CE]			= "RxCeMarked",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)
@@ -61,7 +66,7 @@ static struct socket *mrc_tunnel_create(struct mrc_net *mn, int family)
 	};
 	struct udp_port_cfg cfg = {
 		.family			= family,
-		.local_udp_port		= htons(mrc_udp_port),
+		.local_udp_port		= htons(READ_ONCE(mn->cfg.udp_port)),
 		.use_udp6_tx_checksums	= true,
 		.use_udp6_rx_checksums	= true,
 		.ipv6_v6only		= true,
@@ -320,6 +325,22 @@ static int __net_init mrc_net_init(struct net *net)
 	hash_init(mn->conns);
 	hash_init(mn->ports);
 	get_random_bytes(&mn->cookie_key, sizeof(mn->cookie_key));
+	mn->cfg = (struct mrc_config){
+		.udp_port		= mrc_udp_port,
+		.ev_count		= mrc_default_evs,
+		.ev_port_min		= 49152,
+		.ev_port_max		= 65535,
+		.retire_losses		= 1,
+		.ecn			= 1,
+		.redundancy		= 1,
+		.probe_interval_ms	= 50,
+		.min_rto_us		= mrc_min_rto_us,
+		.max_rto_us		= MRC_MAX_RTO_US,
+		.init_cwnd		= mrc_init_cwnd,
+		.user_timeout_ms	= 30000,
+		.dctcp_shift		= 4,
+		.delay_target_us	= 2000,
+	};
 	mn->rst_tokens = 20;
 	mn->rst_stamp = jiffies;
 	if (!proc_create_net_single("mrc_stats", 0444, net->proc_net, mrc_stats_show, NULL))

@@ -25,6 +25,7 @@
 
 #include "psn.h"
 #include "rtt.h"
+#include "cc.h"
 
 #define MRC_VERSION		1
 
@@ -43,8 +44,9 @@ enum mrc_type {
 #define MRC_F_FIN	0x01	/* last PSN of this direction */
 #define MRC_F_EOR	0x02	/* last packet of a SEQPACKET message */
 #define MRC_F_ACKNOW	0x04	/* receiver should acknowledge at once */
-#define MRC_F_PROBE	0x08	/* window probe, carries no new data */
-#define MRC_F_ALL	0x0f
+#define MRC_F_PROBE	0x08	/* EV probe; in an ACK: answers one on ack_ev */
+#define MRC_F_CE	0x10	/* in an ACK: data acknowledged was CE-marked */
+#define MRC_F_ALL	0x1f
 
 /**
  * struct mrchdr - the MRC header, right after the UDP header
@@ -123,10 +125,52 @@ enum mrc_counter {
 	MRC_C_CONN_RESET,
 	MRC_C_CONN_TIMEOUT,
 	MRC_C_TX_ERRORS,
+	MRC_C_EV_RETIRED,
+	MRC_C_EV_READMITTED,
+	MRC_C_EV_PROBES,
+	MRC_C_SPURIOUS_RETRANS,		/* a retransmitted packet was a duplicate */
+	MRC_C_RX_CE,
 	__MRC_C_MAX,
 };
 
 extern const char *const mrc_counter_names[__MRC_C_MAX];
+
+/**
+ * struct mrc_config - per-namespace settings (netlink config get/set)
+ * @udp_port: UDP port of the tunnel sockets
+ * @ev_count: entropy values per new connection (1..MRC_MAX_EVS)
+ * @ev_port_min: lowest UDP source port used as an EV
+ * @ev_port_max: highest UDP source port used as an EV
+ * @retire_losses: losses on one EV that retire it (1: at the first)
+ * @ecn: send ECN-capable and react to CE marks
+ * @redundancy: copies of high-priority packets (1: no duplicates)
+ * @probe_interval_ms: first probe of a retired EV, doubling after
+ * @min_rto_us: minimum retransmission timeout
+ * @max_rto_us: maximum retransmission timeout
+ * @init_cwnd: initial congestion window, packets
+ * @user_timeout_ms: default MRC_USER_TIMEOUT
+ * @dctcp_shift: DCTCP gain g = 1 / 2^shift
+ * @delay_target_us: queueing delay over base RTT that the CC tolerates
+ *
+ * Written under mrc_net.lock as a whole; readers copy it with READ_ONCE per
+ * field (a new connection may mix old and new values of a concurrent set).
+ */
+struct mrc_config {
+	u16	udp_port;
+	u16	ev_count;
+	u16	ev_port_min;
+	u16	ev_port_max;
+	u8	retire_losses;
+	u8	ecn;
+	u8	redundancy;
+	u32	probe_interval_ms;
+	u32	min_rto_us;
+	u32	max_rto_us;
+	u32	init_cwnd;
+	u32	user_timeout_ms;
+	u32	dctcp_shift;
+	u32	delay_target_us;
+};
 
 /**
  * struct mrc_net - per network namespace state
@@ -140,6 +184,7 @@ extern const char *const mrc_counter_names[__MRC_C_MAX];
  * @rst_tokens: RST rate limiter tokens (@lock)
  * @rst_stamp: jiffies of the last refill of @rst_tokens (@lock)
  * @counters: statistics (atomic)
+ * @cfg: settings (@lock writers, READ_ONCE readers)
  * @net: the namespace
  */
 struct mrc_net {
@@ -153,6 +198,7 @@ struct mrc_net {
 	u32			rst_tokens;
 	unsigned long		rst_stamp;
 	atomic64_t		counters[__MRC_C_MAX];
+	struct mrc_config	cfg;
 	struct net		*net;
 };
 
@@ -168,7 +214,8 @@ struct mrc_skb_cb {
 	u32	psn;
 	u32	offset;		/* receive: bytes already read (stream) */
 	u64	sent_us;	/* transmit: time of the last transmission */
-	u16	ev;		/* transmit: EV of the last transmission */
+	u16	ev_idx;		/* transmit: EV slot of the last transmission */
+	u16	ev_port;	/* transmit: its port (the slot may be reused) */
 	u8	flags;		/* MRC_F_FIN / MRC_F_EOR */
 	u8	sacked:1,	/* transmit: peer has it out of order */
 		lost:1,		/* transmit: marked for retransmission */
@@ -186,6 +233,50 @@ enum {
 };
 
 #define MRC_MAX_EVS	256
+
+/**
+ * struct mrc_ev - one entropy value (outer UDP source port) of a connection
+ * @port: the UDP source port
+ * @state: enum mrc_ev_state (uapi): active, retired (probed), free slot
+ * @losses: losses inferred on this EV since its last delivery
+ * @probe_backoff: probe interval doublings of a retired EV
+ * @weight: share of new packets, 0..MRC_EV_WEIGHT_MAX, from its quality
+ * @swrr: smooth weighted round-robin accumulator
+ * @srtt_us: smoothed RTT of packets sent on this EV
+ * @min_rtt_us: smallest RTT seen on this EV
+ * @in_flight: packets sent on this EV, not yet acked, sacked or lost
+ * @sent: packets sent
+ * @delivered: packets acked or sacked
+ * @lost: packets inferred lost
+ * @ce: deliveries the receiver saw CE-marked
+ * @last_delivered_tx_us: send time of the newest delivered packet
+ * @last_ack: jiffies of the last delivery
+ * @next_probe: jiffies of the next probe (retired EVs)
+ * @born: connection-wide sequence number of when the slot got this port
+ *
+ * Guarded by the socket lock of the connection that owns it.
+ */
+struct mrc_ev {
+	u16	port;
+	u8	state;
+	u8	losses;
+	u8	probe_backoff;
+	u16	weight;
+	s32	swrr;
+	u32	srtt_us;
+	u32	min_rtt_us;
+	u32	in_flight;
+	u32	sent;
+	u32	delivered;
+	u32	lost;
+	u32	ce;
+	u32	last_delivered_tx_us;
+	unsigned long	last_ack;
+	unsigned long	next_probe;
+	u32	born;
+};
+
+#define MRC_EV_WEIGHT_MAX	1024
 
 /**
  * struct mrc_sock - one AF_MRC socket: listener or connection
@@ -212,22 +303,21 @@ struct mrc_sock {
 	u16			udp_dport;	/* peer's tunnel UDP port */
 
 	/* entropy values: outer UDP source ports */
-	u16			evs[MRC_MAX_EVS];
-	u16			ev_count;
-	u16			ev_next;	/* round-robin cursor */
+	struct mrc_ev		*evs;		/* ev_cap slots */
+	u16			ev_cap;		/* 2 * ev_count: room for retired */
+	u16			ev_count;	/* active EVs wanted */
+	u32			ev_born;	/* next mrc_ev.born */
 
 	/* sender */
 	u32			snd_una;	/* oldest unacked PSN */
 	u32			snd_nxt;	/* next new PSN */
 	u32			snd_wnd;	/* peer's window, bytes */
-	u32			cwnd;		/* packets */
-	u32			ssthresh;
-	u32			cwnd_cnt;	/* acks toward cwnd growth */
+	struct mrc_cc		cc;		/* congestion window */
+	u32			cc_round_end;	/* PSN that ends the CC round */
 	u32			in_flight;	/* sent, not acked, not lost */
 	u32			mss;
 	u32			high_sacked;	/* highest PSN sacked + 1 */
 	u32			recover;	/* PSN that ends fast recovery */
-	bool			in_recovery;
 	struct sk_buff		*send_head;	/* first never-sent skb */
 	struct mrc_rtt		rtt;
 	u8			backoff;	/* RTO doublings */
@@ -239,9 +329,12 @@ struct mrc_sock {
 	struct sk_buff_head	ooo_queue;	/* out of order, sorted by PSN */
 	u32			ack_pending;	/* packets received since ACK */
 	u32			rcv_msgs;	/* whole messages queued (SEQPACKET) */
+	u32			rcv_queued;	/* unread bytes in sk_receive_queue */
 	u32			adv_wnd;	/* window in our last ACK */
 	u32			last_tsval;	/* to echo */
 	u16			last_ev;	/* EV of the last data packet */
+	bool			ce_pending;	/* CE seen since our last ACK */
+	u32			newest_delivered_tx_us;	/* RACK: newest send time acked */
 	bool			fin_received;
 
 	/* handshake (client) */
@@ -307,8 +400,10 @@ void mrc_destruct(struct sock *sk);
 /* input.c */
 int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb);
 
+void mrc_retire_ev(struct mrc_sock *msk, int idx);
+
 /* output.c */
-int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, u16 ev);
+int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, int ev_idx);
 void mrc_push(struct mrc_sock *msk);
 void mrc_send_ack(struct mrc_sock *msk);
 void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload, u16 plen);
@@ -319,9 +414,11 @@ int mrc_queue_fin(struct mrc_sock *msk);
 void mrc_retransmit_lost(struct mrc_sock *msk);
 void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
-u16 mrc_pick_ev(struct mrc_sock *msk);
-void mrc_init_evs(struct mrc_sock *msk, unsigned int count);
-void mrc_window_update(struct mrc_sock *msk, u32 wnd_before);
+int mrc_pick_ev(struct mrc_sock *msk, int avoid);
+int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp);
+void mrc_probe_retired(struct mrc_sock *msk);
+struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
+void mrc_window_update(struct mrc_sock *msk);
 u32 mrc_rcv_wnd(struct mrc_sock *msk);
 
 /* timer.c */
@@ -331,6 +428,12 @@ void mrc_arm_rto(struct mrc_sock *msk);
 void mrc_arm_delack(struct mrc_sock *msk);
 void mrc_rto_fire(struct mrc_sock *msk);
 void mrc_delack_fire(struct mrc_sock *msk);
+
+/* netlink.c */
+int mrc_nl_init(void);
+void mrc_nl_exit(void);
+void mrc_nl_notify_ev(struct mrc_sock *msk, const struct mrc_ev *ev, bool retired);
+void mrc_nl_notify_conn(struct mrc_sock *msk, bool established);
 
 /* cookie.c */
 struct mrc_cookie_in {

@@ -1,43 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * SACK scoreboard: which outstanding packets the selective ACKs prove lost,
- * and the bitmap a receiver advertises.  Plain state in, decisions out.
+ * SACK field: the bitmap a receiver advertises.  Plain state in, decision out.
  */
 #include <linux/bitops.h>
 #include <linux/export.h>
 #include <kunit/visibility.h>
 
 #include "sack.h"
-
-/**
- * mrc_sack_lost_mask() - packets a SACK scoreboard declares lost
- * @sacked: bit i set: packet base + i is selectively acknowledged
- * @outstanding: bit i set: packet base + i is sent and neither acked,
- *	sacked nor already marked lost
- * @dupthresh: how many later packets must be sacked to call one lost
- *
- * Return: the outstanding packets with at least @dupthresh sacked packets
- * above them (RFC 6675's IsLost with DupThresh counted in packets).
- */
-u64 mrc_sack_lost_mask(u64 sacked, u64 outstanding, unsigned int dupthresh)
-{
-	u64 lost = 0;
-	unsigned int above = 0;
-	int i;
-
-	if (!dupthresh)
-		return outstanding;
-	for (i = 63; i >= 0; i--) {
-		u64 bit = 1ULL << i;
-
-		if (sacked & bit)
-			above++;
-		else if ((outstanding & bit) && above >= dupthresh)
-			lost |= bit;
-	}
-	return lost;
-}
-EXPORT_SYMBOL_IF_KUNIT(mrc_sack_lost_mask);
 
 /**
  * mrc_sack_bitmap() - the SACK field a receiver sends

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * SACK scoreboard decisions over plain bitmaps: bit i stands for PSN base + i.
+ * SACK field decisions over plain bitmaps: bit i stands for PSN base + i.
  */
 #ifndef _NET_MRC_SACK_H
 #define _NET_MRC_SACK_H
@@ -9,8 +9,6 @@
 
 #include "psn.h"
 
-#define MRC_DUPTHRESH	3
-
 /* Records PSN @psn, held out of order, in the SACK field relative to @rcv_nxt. */
 static inline void mrc_sack_mark(u64 *bits, u32 psn, u32 rcv_nxt)
 {
@@ -18,7 +16,6 @@ static inline void mrc_sack_mark(u64 *bits, u32 psn, u32 rcv_nxt)
 		*bits |= 1ULL << (psn - rcv_nxt - 1);
 }
 
-u64 mrc_sack_lost_mask(u64 sacked, u64 outstanding, unsigned int dupthresh);
 u64 mrc_sack_bitmap(const u32 *psns, unsigned int n, u32 rcv_nxt);
 
 #endif /* _NET_MRC_SACK_H */

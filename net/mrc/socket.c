@@ -61,14 +61,15 @@ void mrc_sock_init(struct mrc_sock *msk)
 	INIT_LIST_HEAD(&msk->accept_queue);
 	INIT_LIST_HEAD(&msk->accept_node);
 	mrc_timers_init(msk);
-	mrc_rtt_init(&msk->rtt, mrc_min_rto_us, MRC_MAX_RTO_US);
-	msk->cwnd = mrc_init_cwnd;
-	msk->ssthresh = U32_MAX;
+	mrc_rtt_init(&msk->rtt, READ_ONCE(msk->mn->cfg.min_rto_us),
+		     READ_ONCE(msk->mn->cfg.max_rto_us));
+	msk->cc.cwnd = READ_ONCE(msk->mn->cfg.init_cwnd);
+	msk->cc.ssthresh = U32_MAX;
 	msk->mss = 1200;
 	msk->snd_wnd = U16_MAX;
-	msk->user_timeout_ms = 30000;
-	msk->ev_count = mrc_default_evs;
-	msk->udp_dport = mrc_udp_port;
+	msk->user_timeout_ms = READ_ONCE(msk->mn->cfg.user_timeout_ms);
+	msk->ev_count = READ_ONCE(msk->mn->cfg.ev_count);
+	msk->udp_dport = READ_ONCE(msk->mn->cfg.udp_port);
 	msk->stats.version = MRC_INFO_VERSION;
 	msk->stats.len = sizeof(struct mrc_info);
 	sk->sk_backlog_rcv = mrc_backlog_rcv;
@@ -86,6 +87,8 @@ void mrc_destruct(struct sock *sk)
 	__skb_queue_purge(&sk->sk_write_queue);
 	__skb_queue_purge(&msk->ooo_queue);
 	sk->sk_wmem_queued = 0;
+	kfree(msk->evs);
+	msk->evs = NULL;
 }
 
 static int mrc_check_addr(struct socket *sock, struct sockaddr *uaddr, int len)
@@ -230,7 +233,9 @@ int mrc_conn_start(struct mrc_sock *msk)
 	err = mrc_route_setup(msk);
 	if (err)
 		return err;
-	mrc_init_evs(msk, msk->ev_count);
+	err = mrc_init_evs(msk, msk->ev_count, GFP_ATOMIC);
+	if (err)
+		return err;
 	return mrc_hash_conn(msk);
 }
 
@@ -453,7 +458,8 @@ static bool mrc_readable(struct mrc_sock *msk)
 {
 	if (msk->sk.sk_type == SOCK_SEQPACKET)
 		return READ_ONCE(msk->rcv_msgs);
-	return !skb_queue_empty_lockless(&msk->sk.sk_receive_queue);
+	return READ_ONCE(msk->rcv_queued) &&
+	       READ_ONCE(msk->rcv_queued) >= (u32)sock_rcvlowat(&msk->sk, 0, INT_MAX);
 }
 
 static __poll_t mrc_poll(struct file *file, struct socket *sock, poll_table *wait)
@@ -532,7 +538,7 @@ static int mrc_send_wait(struct mrc_sock *msk, long *timeo, size_t need)
 	struct sock *sk = &msk->sk;
 	int err;
 
-	while (sk->sk_wmem_queued + need > READ_ONCE(sk->sk_sndbuf)) {
+	while (sk->sk_wmem_queued && sk->sk_wmem_queued + need > READ_ONCE(sk->sk_sndbuf)) {
 		mrc_push(msk);
 		err = sk_stream_wait_memory(sk, timeo);
 		if (err)
@@ -604,7 +610,10 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 
 	while (copied < len) {
+		/* segments small enough that a small send buffer holds several */
 		chunk = min_t(size_t, len - copied, msk->mss);
+		chunk = min_t(size_t, chunk, max_t(int, READ_ONCE(sk->sk_sndbuf) / 4 -
+						   SKB_TRUESIZE(0), 256));
 		err = mrc_send_wait(msk, &timeo, chunk + SKB_TRUESIZE(0));
 		if (err)
 			break;
@@ -644,7 +653,7 @@ static int mrc_recv_wait(struct sock *sk, long *timeo)
 
 	add_wait_queue(sk_sleep(sk), &wait);
 	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
-	sk_wait_event(sk, timeo, mrc_readable(mrc_sk(sk)) || READ_ONCE(sk->sk_err) ||
+	sk_wait_event(sk, timeo, !skb_queue_empty(&sk->sk_receive_queue) || READ_ONCE(sk->sk_err) ||
 		      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN), &wait);
 	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
 	remove_wait_queue(sk_sleep(sk), &wait);
@@ -665,7 +674,6 @@ static int mrc_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int 
 	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
 	bool peek = flags & MSG_PEEK;
 	int copied = 0, target, err = 0;
-	u32 wnd_before;
 	long timeo;
 
 	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL | MSG_TRUNC | MSG_NOSIGNAL |
@@ -683,7 +691,6 @@ static int mrc_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int 
 	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
 	if (seqpacket)
 		target = 1;
-	wnd_before = READ_ONCE(msk->stats.rcv_wnd);
 
 	while (copied < (int)len || (seqpacket && !copied)) {
 		struct sk_buff *skb, *tmp;
@@ -713,6 +720,7 @@ static int mrc_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int 
 				}
 				eor = cb->flags & MRC_F_EOR;
 				if (!peek) {
+					WRITE_ONCE(msk->rcv_queued, msk->rcv_queued - avail);
 					mrc_consume(msk, skb);
 					if (eor)
 						WRITE_ONCE(msk->rcv_msgs, msk->rcv_msgs - 1);
@@ -725,6 +733,7 @@ static int mrc_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int 
 			}
 			if (!peek) {
 				cb->offset += n;
+				WRITE_ONCE(msk->rcv_queued, msk->rcv_queued - n);
 				if (cb->offset >= skb->len)
 					mrc_consume(msk, skb);
 			}
@@ -760,7 +769,7 @@ wait:
 		mrc_recv_wait(sk, &timeo);
 	}
 	if (!peek)
-		mrc_window_update(msk, wnd_before);
+		mrc_window_update(msk);
 out:
 	release_sock(sk);
 	return err ? err : copied;
@@ -900,8 +909,8 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 	case MRC_EV_COUNT:
 		if (val < 1 || val > MRC_MAX_EVS)
 			err = -EINVAL;
-		else if (msk->hashed)
-			mrc_init_evs(msk, val);
+		else if (msk->evs)
+			err = mrc_init_evs(msk, val, GFP_KERNEL);
 		else
 			msk->ev_count = val;
 		break;
@@ -930,10 +939,37 @@ static void mrc_fill_info(struct mrc_sock *msk, struct mrc_info *info)
 	info->rttvar_us = msk->rtt.rttvar_us;
 	info->rto_us = mrc_rtt_rto(&msk->rtt, msk->backoff);
 	info->min_rtt_us = msk->rtt.min_rtt_us;
-	info->cwnd = msk->cwnd;
+	info->cwnd = msk->cc.cwnd;
 	info->in_flight = msk->in_flight;
 	info->snd_wnd = msk->snd_wnd;
 	info->mss = msk->mss;
+	info->rcv_wnd = mrc_rcv_wnd(msk);
+}
+
+/* Copies the per-EV table (active and retired EVs) for MRC_PATH_INFO. */
+static int mrc_get_path_info(struct mrc_sock *msk, char __user *optval, int __user *optlen,
+			     int len)
+{
+	struct mrc_path_info pi;
+	int i, n = 0;
+
+	for (i = 0; i < msk->ev_cap && (n + 1) * (int)sizeof(pi) <= len; i++) {
+		const struct mrc_ev *ev = &msk->evs[i];
+
+		if (ev->state == MRC_EV_FREE)
+			continue;
+		pi = (struct mrc_path_info){
+			.port = ev->port, .state = ev->state, .losses = ev->losses,
+			.weight = ev->weight, .srtt_us = ev->srtt_us,
+			.min_rtt_us = ev->min_rtt_us, .in_flight = ev->in_flight,
+			.sent = ev->sent, .delivered = ev->delivered, .lost = ev->lost,
+			.ce = ev->ce,
+		};
+		if (copy_to_user(optval + n * sizeof(pi), &pi, sizeof(pi)))
+			return -EFAULT;
+		n++;
+	}
+	return put_user(n * (int)sizeof(pi), optlen);
 }
 
 static int mrc_getsockopt(struct socket *sock, int level, int optname, char __user *optval,
@@ -958,6 +994,10 @@ static int mrc_getsockopt(struct socket *sock, int level, int optname, char __us
 		if (put_user(len, optlen) || copy_to_user(optval, &info, len))
 			return -EFAULT;
 		return 0;
+	case MRC_PATH_INFO:
+		val = msk->evs ? mrc_get_path_info(msk, optval, optlen, len) : -ENOTCONN;
+		release_sock(&msk->sk);
+		return val;
 	case MRC_NODELAY:
 		val = msk->nodelay;
 		break;

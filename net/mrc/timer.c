@@ -7,6 +7,7 @@
 #include <net/sock.h>
 
 #include "protocol.h"
+#include "ev.h"
 
 #define MRC_DELACK_US	1000
 
@@ -72,27 +73,32 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	msk->stats.rto_events++;
 	skb_queue_walk(&sk->sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		struct mrc_ev *ev;
 
 		if (skb == msk->send_head)
 			break;
 		if (cb->sacked)
 			continue;
 		outstanding = true;
-		if (!cb->lost) {
-			cb->lost = 1;
-			msk->stats.packets_lost++;
-		}
+		if (cb->lost)
+			continue;
+		cb->lost = 1;
+		msk->stats.packets_lost++;
+		/* the last resort also charges the EV: its path may be dead */
+		ev = mrc_ev_of(msk, cb);
+		if (!ev)
+			continue;
+		ev->in_flight = 0;
+		if (mrc_ev_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses)))
+			mrc_retire_ev(msk, cb->ev_idx);
 	}
 	if (outstanding) {
 		msk->in_flight = 0;
-		msk->ssthresh = max(msk->cwnd / 2, 2U);
-		msk->cwnd = 2;
-		msk->cwnd_cnt = 0;
-		msk->in_recovery = false;
+		mrc_cc_on_rto(&msk->cc);
 	} else if (msk->send_head) {
 		/* window probe: one segment past a closed window */
 		skb = msk->send_head;
-		if (!mrc_xmit(msk, skb, mrc_pick_ev(msk))) {
+		if (!mrc_xmit(msk, skb, mrc_pick_ev(msk, -1))) {
 			msk->in_flight++;
 			msk->send_head = skb_queue_is_last(&sk->sk_write_queue, skb) ?
 					 NULL : skb_queue_next(&sk->sk_write_queue, skb);

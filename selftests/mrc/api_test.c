@@ -707,6 +707,8 @@ TEST(sndtimeo_peer_not_reading)
 		total += n;
 	}
 	ASSERT_TRUE(blocked) TH_LOG("sent %ld bytes without blocking", total);
+	/* TCP fills the socket buffers before it blocks: something went out */
+	EXPECT_LT(0, total + (n > 0 ? n : 0));
 	if (n < 0) {
 		EXPECT_EQ(EAGAIN, e);
 	}
@@ -1163,6 +1165,75 @@ TEST(sendfile_stream)
 	close(fd);
 	free(data);
 	close_pair(&p);
+}
+
+/*
+ * Small socket buffers must slow a transfer down, never stall it: TCP cuts
+ * segments to what the send buffer and the peer's window allow.
+ */
+static void *send_all(void *arg)
+{
+	struct reader_arg *w = arg;	/* want: bytes to send, got: bytes sent */
+	static unsigned char buf[65536];
+
+	while (w->got < w->want) {
+		size_t n = w->want - w->got < sizeof(buf) ? w->want - w->got : sizeof(buf);
+		ssize_t r;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pattern(w->got + i);
+		r = send(w->fd, buf, n, MSG_NOSIGNAL);
+		if (r <= 0)
+			break;
+		w->got += r;
+	}
+	return NULL;
+}
+
+static void small_buffer_transfer(struct __test_metadata *_metadata, int port,
+				  int sndbuf, int rcvbuf)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, port, &ss);
+	struct reader_arg w = { .want = 256 << 10 }, r = { .want = 256 << 10 };
+	struct conn p;
+	pthread_t th;
+
+	p.l = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, p.l);
+	if (rcvbuf)
+		ASSERT_EQ(0, set_int(p.l, SOL_SOCKET, SO_RCVBUF, rcvbuf));
+	ASSERT_EQ(0, bind(p.l, (void *)&ss, len));
+	ASSERT_EQ(0, listen(p.l, 4));
+	p.c = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, p.c);
+	if (sndbuf)
+		ASSERT_EQ(0, set_int(p.c, SOL_SOCKET, SO_SNDBUF, sndbuf));
+	ASSERT_EQ(0, connect(p.c, (void *)&ss, len));
+	p.a = accept(p.l, NULL, NULL);
+	ASSERT_LE(0, p.a);
+	ASSERT_EQ(0, set_timeo(p.c, SO_SNDTIMEO, 5000));
+	ASSERT_EQ(0, set_timeo(p.a, SO_RCVTIMEO, 5000));
+	w.fd = p.c;
+	r.fd = p.a;
+	ASSERT_EQ(0, pthread_create(&th, NULL, send_all, &w));
+	reader(&r);
+	pthread_join(th, NULL);
+	EXPECT_EQ(w.want, w.got) TH_LOG("sender stalled after %zu bytes: %s", w.got,
+					strerror(errno));
+	EXPECT_EQ(r.want, r.got);
+	EXPECT_EQ(0, r.bad);
+	close_pair(&p);
+}
+
+TEST(small_sndbuf_transfer)
+{
+	small_buffer_transfer(_metadata, 6081, 4096, 0);
+}
+
+TEST(small_rcvbuf_transfer)
+{
+	small_buffer_transfer(_metadata, 6082, 0, 4096);
 }
 
 TEST_HARNESS_MAIN

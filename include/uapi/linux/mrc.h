@@ -51,6 +51,33 @@ enum mrc_state {
 	MRC_STATE_DONE,		/* both directions finished or reset */
 };
 
+/* State of an entropy value, as in mrc_path_info.state */
+enum mrc_ev_state {
+	MRC_EV_ACTIVE = 0,	/* carries data */
+	MRC_EV_RETIRED,		/* lost a packet: probed, re-admitted on reply */
+	MRC_EV_FREE,		/* unused slot (never reported) */
+};
+
+/**
+ * struct mrc_path_info - one entropy value, for getsockopt(MRC_PATH_INFO)
+ *
+ * getsockopt() fills as many entries as fit in optlen and sets optlen to
+ * the bytes written.
+ */
+struct mrc_path_info {
+	__u16	port;		/* UDP source port */
+	__u8	state;		/* enum mrc_ev_state */
+	__u8	losses;		/* losses since its last delivery */
+	__u32	weight;		/* share of new packets, 0..1024 */
+	__u32	srtt_us;
+	__u32	min_rtt_us;
+	__u32	in_flight;
+	__u32	sent;
+	__u32	delivered;
+	__u32	lost;
+	__u32	ce;
+};
+
 #define MRC_INFO_VERSION	1
 
 /**

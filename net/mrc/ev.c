@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Entropy values: each connection sprays its packets over a set of outer UDP
+ * source ports, each hashed by the fabric onto one path.  These functions
+ * decide which EV carries the next packet (smooth weighted round robin over
+ * weights from live per-EV quality), and retire, replace and re-admit EVs.
+ * Plain state in, decisions out: KUnit and a simulator drive them directly.
+ */
+#include <linux/export.h>
+#include <linux/minmax.h>
+#include <linux/random.h>
+#include <kunit/visibility.h>
+
+#include "protocol.h"
+#include "ev.h"
+
+static bool mrc_ev_port_used(const struct mrc_ev *evs, u16 cap, u16 port)
+{
+	u16 i;
+
+	for (i = 0; i < cap; i++)
+		if (evs[i].state != MRC_EV_FREE && evs[i].port == port)
+			return true;
+	return false;
+}
+
+static u16 mrc_ev_fresh_port(const struct mrc_ev *evs, u16 cap, const struct mrc_ev_range *r)
+{
+	u32 span = (u32)r->port_max - r->port_min + 1;
+	u16 port = r->port_min;
+	int tries;
+
+	for (tries = 0; tries < 64; tries++) {
+		port = r->port_min + get_random_u32_below(span);
+		if (!mrc_ev_port_used(evs, cap, port))
+			break;
+	}
+	return port;
+}
+
+static void mrc_ev_activate(struct mrc_ev *ev, u16 port, u32 *born)
+{
+	*ev = (struct mrc_ev){
+		.port = port,
+		.state = MRC_EV_ACTIVE,
+		.weight = MRC_EV_WEIGHT_MAX,
+		.born = (*born)++,
+	};
+}
+
+/**
+ * mrc_evs_init() - fill a connection's EV slots
+ * @evs: @cap slots
+ * @cap: slots (room for retired EVs beside the active ones)
+ * @count: active EVs wanted (at most @cap)
+ * @range: source port range
+ * @born: the connection's slot-age counter
+ */
+void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
+		  u32 *born)
+{
+	u16 i;
+
+	for (i = 0; i < cap; i++)
+		evs[i] = (struct mrc_ev){ .state = MRC_EV_FREE };
+	for (i = 0; i < min(count, cap); i++)
+		mrc_ev_activate(&evs[i], mrc_ev_fresh_port(evs, cap, range), born);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_evs_init);
+
+u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap)
+{
+	u16 i, n = 0;
+
+	for (i = 0; i < cap; i++)
+		n += evs[i].state == MRC_EV_ACTIVE;
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_active_count);
+
+/**
+ * mrc_ev_pick() - the EV for the next packet
+ * @evs: slots
+ * @cap: number of slots
+ * @avoid: slot not to use if any other is active (a retransmission moves
+ *	off the EV that lost it), or -1
+ *
+ * Smooth weighted round robin (as nginx balances upstreams): every active EV
+ * gains its weight, the richest is chosen and pays the total, so each EV
+ * gets packets in proportion to its weight, evenly interleaved.
+ * Return: slot index, or -1 when no EV is active.
+ */
+int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid)
+{
+	s32 total = 0;
+	int i, best = -1;
+
+	for (i = 0; i < cap; i++) {
+		struct mrc_ev *ev = &evs[i];
+
+		if (ev->state != MRC_EV_ACTIVE || i == avoid)
+			continue;
+		ev->swrr += ev->weight;
+		total += ev->weight;
+		if (best < 0 || ev->swrr > evs[best].swrr)
+			best = i;
+	}
+	if (best < 0)
+		return avoid >= 0 && avoid < cap && evs[avoid].state == MRC_EV_ACTIVE ?
+		       avoid : -1;
+	evs[best].swrr -= total;
+	return best;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick);
+
+/**
+ * mrc_ev_weight() - share of traffic an EV deserves from its quality
+ * @ev: the EV
+ * @best_rtt_us: the connection's smallest RTT (the uncongested path)
+ *
+ * Full weight for an EV at the best RTT, scaled down as its smoothed RTT
+ * grows (queueing on its path), by its recent CE-mark fraction, and by a
+ * quarter after a loss.  Never zero, so a recovering path keeps being
+ * measured.
+ * Return: weight in 1..MRC_EV_WEIGHT_MAX.
+ */
+u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us)
+{
+	u32 w = MRC_EV_WEIGHT_MAX;
+
+	if (ev->srtt_us && best_rtt_us && ev->srtt_us > best_rtt_us)
+		w = (u64)w * best_rtt_us / ev->srtt_us;
+	if (ev->delivered) {
+		u32 ce_frac = (u64)min(ev->ce, ev->delivered) * MRC_EV_WEIGHT_MAX / ev->delivered;
+
+		w = w * (MRC_EV_WEIGHT_MAX - ce_frac / 2) / MRC_EV_WEIGHT_MAX;
+	}
+	if (ev->losses)
+		w /= 4;
+	return clamp_t(u32, w, 16, MRC_EV_WEIGHT_MAX);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
+
+/**
+ * mrc_ev_delivered() - a packet sent on @ev was acknowledged
+ * @ev: the EV
+ * @tx_us: when the packet was sent
+ * @rtt_us: its RTT, 0 when ambiguous (retransmitted)
+ * @ce: the receiver saw it CE-marked
+ * @best_rtt_us: the connection's smallest RTT
+ */
+void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, u32 rtt_us, bool ce, u32 best_rtt_us)
+{
+	ev->delivered++;
+	ev->losses = 0;
+	if (ce)
+		ev->ce++;
+	if ((s32)(tx_us - ev->last_delivered_tx_us) > 0 || ev->delivered == 1)
+		ev->last_delivered_tx_us = tx_us;
+	if (rtt_us) {
+		ev->srtt_us = ev->srtt_us ? ev->srtt_us - ev->srtt_us / 8 + rtt_us / 8 : rtt_us;
+		if (!ev->min_rtt_us || rtt_us < ev->min_rtt_us)
+			ev->min_rtt_us = rtt_us;
+	}
+	ev->weight = mrc_ev_weight(ev, best_rtt_us);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_delivered);
+
+/**
+ * mrc_ev_lost() - a packet sent on @ev was inferred lost
+ * @ev: the EV
+ * @retire_losses: losses in a row that retire an EV
+ *
+ * Return: true when the EV should be retired now.
+ */
+bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses)
+{
+	ev->lost++;
+	if (ev->losses < U8_MAX)
+		ev->losses++;
+	ev->weight = mrc_ev_weight(ev, 0);
+	return ev->state == MRC_EV_ACTIVE && ev->losses >= max(retire_losses, 1U);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_lost);
+
+/**
+ * mrc_ev_retire() - take an EV out of use and replace it with a fresh port
+ * @evs: slots
+ * @cap: number of slots
+ * @idx: the EV to retire
+ * @range: source port range for the replacement
+ * @born: the connection's slot-age counter
+ * @next_probe: when to probe the retired EV first (jiffies)
+ *
+ * The replacement goes to a free slot, else to the slot of the longest
+ * retired EV, which is forgotten.
+ * Return: slot of the replacement, or -1 if none could be made.
+ */
+int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
+		  u32 *born, unsigned long next_probe)
+{
+	int i, slot = -1;
+
+	evs[idx].state = MRC_EV_RETIRED;
+	evs[idx].next_probe = next_probe;
+	evs[idx].probe_backoff = 0;
+	evs[idx].swrr = 0;
+	for (i = 0; i < cap; i++) {
+		if (evs[i].state == MRC_EV_FREE) {
+			slot = i;
+			break;
+		}
+		if (i != idx && evs[i].state == MRC_EV_RETIRED &&
+		    (slot < 0 || evs[i].born < evs[slot].born))
+			slot = i;
+	}
+	if (slot < 0)
+		return -1;
+	mrc_ev_activate(&evs[slot], mrc_ev_fresh_port(evs, cap, range), born);
+	return slot;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_retire);
+
+/**
+ * mrc_ev_readmit() - a retired EV answered a probe: use it again
+ * @evs: slots
+ * @cap: number of slots
+ * @idx: the retired EV
+ * @count: active EVs wanted
+ *
+ * To keep @count active, the youngest other active EV (a replacement that
+ * has had the least time to prove itself) is freed.
+ * Return: the slot freed, or -1.
+ */
+int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count)
+{
+	int i, youngest = -1;
+
+	evs[idx].state = MRC_EV_ACTIVE;
+	evs[idx].losses = 0;
+	evs[idx].probe_backoff = 0;
+	evs[idx].weight = MRC_EV_WEIGHT_MAX;
+	if (mrc_ev_active_count(evs, cap) <= count)
+		return -1;
+	for (i = 0; i < cap; i++)
+		if (i != idx && evs[i].state == MRC_EV_ACTIVE &&
+		    (youngest < 0 || evs[i].born > evs[youngest].born))
+			youngest = i;
+	if (youngest >= 0)
+		evs[youngest].state = MRC_EV_FREE;
+	return youngest;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_readmit);

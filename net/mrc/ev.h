@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Entropy value (EV) decisions over plain arrays of struct mrc_ev: choice,
+ * quality weights, loss inference, retirement and re-admission.
+ */
+#ifndef _NET_MRC_EV_H
+#define _NET_MRC_EV_H
+
+#include <linux/types.h>
+
+struct mrc_ev;
+
+/**
+ * struct mrc_ev_range - where fresh EVs come from
+ * @port_min: lowest UDP source port
+ * @port_max: highest UDP source port
+ */
+struct mrc_ev_range {
+	u16	port_min;
+	u16	port_max;
+};
+
+void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
+		  u32 *born);
+int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
+u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us);
+void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, u32 rtt_us, bool ce, u32 best_rtt_us);
+bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
+int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
+		  u32 *born, unsigned long next_probe);
+int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count);
+u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap);
+
+/**
+ * mrc_ev_loss_same_path() - per-EV loss inference
+ * @tx_us: send time of an outstanding packet on an EV
+ * @delivered_tx_us: send time of the newest delivered packet on that EV
+ * @tolerance_us: reordering tolerated within one path
+ *
+ * Packets on one EV follow one path in order: a later packet of the same EV
+ * delivered while an earlier one (sent @tolerance_us before it) is not means
+ * the earlier one is lost.
+ */
+static inline bool mrc_ev_loss_same_path(u32 tx_us, u32 delivered_tx_us, u32 tolerance_us)
+{
+	return (s32)(delivered_tx_us - tx_us) > (s32)tolerance_us;
+}
+
+/**
+ * mrc_ev_loss_rack() - time-based loss inference across EVs (RACK-like)
+ * @now_us: current time
+ * @tx_us: send time of an outstanding packet
+ * @newest_delivered_tx_us: send time of the newest packet delivered on any EV
+ * @expected_rtt_us: RTT expected on the packet's own EV (its srtt)
+ * @reo_us: extra reordering window
+ *
+ * A packet is lost when something sent after it was delivered and it is
+ * overdue by its own path's RTT plus the window: a slow path's packets are
+ * judged by the slow path's RTT, so spraying over paths of different delay
+ * causes no spurious retransmissions.
+ */
+static inline bool mrc_ev_loss_rack(u32 now_us, u32 tx_us, u32 newest_delivered_tx_us,
+				    u32 expected_rtt_us, u32 reo_us)
+{
+	return (s32)(newest_delivered_tx_us - tx_us) > 0 &&
+	       (s32)(now_us - tx_us) > (s32)(expected_rtt_us + reo_us);
+}
+
+#endif /* _NET_MRC_EV_H */
