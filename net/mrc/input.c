@@ -183,6 +183,12 @@ static void mrc_our_fin_acked(struct mrc_sock *msk)
 	}
 }
 
+/*
+ * Reordering window of the time-based rule on top of 1.25 x the EV's RTT:
+ * covers timer and scheduling jitter (large under emulation).
+ */
+#define MRC_REO_MIN_US			4000
+
 /* Per-path reordering tolerated before the same-EV rule calls a loss. */
 #define MRC_SAME_EV_TOLERANCE_US	200
 
@@ -238,10 +244,18 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u32 no
  */
 static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 {
-	u32 reo = max(msk->rtt.srtt_us / 4, 2000U);
+	u32 reo = max(msk->rtt.srtt_us / 4, MRC_REO_MIN_US);
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
+	u32 slowest = msk->rtt.srtt_us;
 	struct sk_buff *skb;
 	bool any = false;
+	u16 i;
+
+	/* an EV without samples yet may be on the slowest path */
+	for (i = 0; i < msk->ev_cap; i++)
+		if (msk->evs[i].state == MRC_EV_ACTIVE)
+			slowest = max(slowest, msk->evs[i].srtt_us);
+	msk->slowest_rtt_us = slowest;
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
@@ -253,7 +267,8 @@ static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 		if (!cb->sent || cb->sacked || cb->lost)
 			continue;
 		ev = mrc_ev_of(msk, cb);
-		expect = ev && ev->srtt_us ? ev->srtt_us : msk->rtt.srtt_us;
+		expect = ev && ev->srtt_us ? ev->srtt_us : slowest;
+		expect += expect / 4;
 		if (!(ev && ev->delivered &&
 		      mrc_ev_loss_same_path(cb->sent_us, ev->last_delivered_tx_us,
 					    MRC_SAME_EV_TOLERANCE_US)) &&
@@ -386,9 +401,10 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (msk->state == MRC_STATE_DONE)
 		return true;
 	mrc_push(msk);
+	/* the RTO is the last resort: any delivery, sacked too, defers it */
 	if (skb_queue_empty(&sk->sk_write_queue))
 		sk_stop_timer(sk, &msk->rto_timer);
-	else if (acked)
+	else if (delivered)
 		mrc_arm_rto(msk);
 	return true;
 }

@@ -320,6 +320,7 @@ struct mrc_sock {
 	u32			recover;	/* PSN that ends fast recovery */
 	struct sk_buff		*send_head;	/* first never-sent skb */
 	struct mrc_rtt		rtt;
+	u32			slowest_rtt_us;	/* largest srtt of an active EV */
 	u8			backoff;	/* RTO doublings */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */

@@ -11,9 +11,19 @@
 
 #define MRC_DELACK_US	1000
 
+/*
+ * The RTO must outlast the slowest active path, not the blend of all paths'
+ * samples: packets sprayed onto a slow path would else time out and be
+ * resent while on their way.
+ */
 void mrc_arm_rto(struct mrc_sock *msk)
 {
 	u32 us = mrc_rtt_rto(&msk->rtt, msk->backoff);
+	u32 slow = msk->slowest_rtt_us + msk->slowest_rtt_us / 2 + 4000;
+
+	if (msk->backoff < 16)
+		slow <<= msk->backoff;
+	us = clamp(slow, us, max(us, msk->rtt.max_rto_us));
 
 	sk_reset_timer(&msk->sk, &msk->rto_timer,
 		       jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us)));

@@ -178,3 +178,26 @@ fabric_shape() {
 
 # The live AF_MRC family number (the module parameter).
 mrc_family() { cat /sys/module/mrc/parameters/family 2>/dev/null || echo 18; }
+
+# mrc_stat NS NAME: one counter of /proc/net/mrc_stats in namespace NS.
+mrc_stat() {
+	ip netns exec "$1" awk -v k="$2" '$1 == k {print $2}' /proc/net/mrc_stats
+}
+
+# xfer_start NS PORT OUT [mrc_xfer receiver options]: a receiver in the
+# background; waits until it listens.  Its pid is in XFER_PID.
+xfer_start() {
+	local ns=$1 port=$2 out=$3 i
+	shift 3
+	: > "$out"
+	ip netns exec "$ns" ./mrc_xfer -l -p "$port" "$@" > "$out" 2>&1 &
+	XFER_PID=$!
+	for i in $(seq 1 100); do
+		grep -q listening "$out" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
+kv() { grep -o "$2=[^ ]*" "$1" | tail -n 1 | cut -d= -f2; }

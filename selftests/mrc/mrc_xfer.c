@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrc_xfer: one verified bulk transfer, for selftests, the demo and benches.
+ *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS]         receive one connection
+ *   mrc_xfer -c ADDR [-p PORT] [-n BYTES] [-T] [-U MS] [-e EVS] [-i MS]
+ * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  The receiver
+ * checks every byte against the sender's pattern and prints one summary
+ * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G"; -i MS also prints the
+ * bytes received in each MS interval ("tick t_ms=... bytes=...").
+ * The sender prints "sent=N" or the errno of the failure.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "mrc_lib.h"
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static unsigned char pattern(unsigned long long i)
+{
+	return (unsigned char)(i * 7 + (i >> 11));
+}
+
+static int open_socket(int af, int proto_kind)
+{
+	if (proto_kind == 'T')
+		return socket(af, SOCK_STREAM, 0);
+	if (proto_kind == 'M')
+		return socket(af, SOCK_STREAM, IPPROTO_MPTCP);
+	return socket(mrc_family(), SOCK_STREAM, 0);
+}
+
+static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (void *)ss;
+	struct sockaddr_in *s4 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (host ? inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 : v6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	if (host && inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", host);
+		exit(2);
+	}
+	return sizeof(*s4);
+}
+
+static int receiver(int port, int v6, int kind, int tick_ms)
+{
+	static unsigned char buf[1 << 16];
+	unsigned long long got = 0, bad = 0, tick_bytes = 0;
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(NULL, port, v6, &ss);
+	double start = 0, last = 0, max_gap = 0, next_tick = 0, t;
+	int one = 1, lfd, fd;
+
+	lfd = open_socket(ss.ss_family, kind);
+	if (lfd < 0) {
+		perror("socket");
+		return 1;
+	}
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (void *)&ss, len) || listen(lfd, 1)) {
+		perror("bind/listen");
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0) {
+		perror("accept");
+		return 1;
+	}
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		t = now_s();
+		if (!start) {
+			start = last = t;
+			next_tick = t + tick_ms / 1000.0;
+		}
+		if (n < 0) {
+			printf("error=%s bytes=%llu\n", strerror(errno), got);
+			return 1;
+		}
+		if (!n)
+			break;
+		if (t - last > max_gap)
+			max_gap = t - last;
+		last = t;
+		for (ssize_t i = 0; i < n; i++)
+			bad += buf[i] != pattern(got + i);
+		got += n;
+		tick_bytes += n;
+		while (tick_ms && t >= next_tick) {
+			printf("tick t_ms=%.0f bytes=%llu\n", (next_tick - start) * 1000, tick_bytes);
+			fflush(stdout);
+			tick_bytes = 0;
+			next_tick += tick_ms / 1000.0;
+		}
+	}
+	t = last > start ? last - start : 1e-9;
+	printf("bytes=%llu ok=%d secs=%.3f mbps=%.2f max_gap_ms=%.1f\n", got, !bad, t,
+	       got * 8 / t / 1e6, max_gap * 1000);
+	return bad ? 1 : 0;
+}
+
+static int sender(const char *host, int port, int kind, unsigned long long total,
+		  int user_timeout, int evs)
+{
+	static unsigned char buf[1 << 16];
+	unsigned long long off = 0;
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(host, port, 0, &ss);
+	int fd = open_socket(ss.ss_family, kind);
+
+	if (fd < 0) {
+		perror("socket");
+		return 1;
+	}
+	if (kind == 'A' && user_timeout)
+		setsockopt(fd, SOL_MRC, MRC_USER_TIMEOUT, &user_timeout, sizeof(int));
+	if (kind == 'A' && evs)
+		setsockopt(fd, SOL_MRC, MRC_EV_COUNT, &evs, sizeof(int));
+	if (connect(fd, (void *)&ss, len)) {
+		printf("error=%s sent=0\n", strerror(errno));
+		return 1;
+	}
+	while (off < total) {
+		size_t n = total - off < sizeof(buf) ? total - off : sizeof(buf);
+		ssize_t w;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pattern(off + i);
+		w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w < 0) {
+			printf("error=%s sent=%llu\n", strerror(errno), off);
+			return 1;
+		}
+		off += w;
+	}
+	shutdown(fd, SHUT_WR);
+	/* wait for the peer's close so that everything was delivered */
+	while (recv(fd, buf, sizeof(buf), 0) > 0)
+		;
+	printf("sent=%llu\n", off);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long total = 1 << 20;
+	int opt, listen_mode = 0, port = 7000, v6 = 0, kind = 'A', tick = 0, ut = 0, evs = 0;
+	const char *host = NULL;
+
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:")) != -1) {
+		switch (opt) {
+		case 'l': listen_mode = 1; break;
+		case 'c': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'n': total = strtoull(optarg, NULL, 0); break;
+		case '6': v6 = 1; break;
+		case 'T': kind = 'T'; break;
+		case 'M': kind = 'M'; break;
+		case 'i': tick = atoi(optarg); break;
+		case 'U': ut = atoi(optarg); break;
+		case 'e': evs = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
+			return 2;
+		}
+	}
+	if (listen_mode)
+		return receiver(port, v6, kind, tick);
+	if (!host) {
+		fprintf(stderr, "need -l or -c ADDR\n");
+		return 2;
+	}
+	return sender(host, port, kind, total, ut, evs);
+}
