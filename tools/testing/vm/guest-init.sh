@@ -10,7 +10,8 @@ mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the overlay's (writes land in its tmpfs upper layer), so a
+# build tree under the host's /tmp, as in a CI clone, is visible here too
 mount -t tmpfs tmpfs /run
 mkdir -p /run/netns
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
