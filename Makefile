@@ -9,7 +9,7 @@ export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 
-.PHONY: all module tools deps lint kunit vmtest selftest check clean
+.PHONY: all module tools deps lint kunit vmtest selftest check clean regen regen-check
 all: module tools
 
 module:
@@ -17,6 +17,14 @@ module:
 
 tools:
 	$(MAKE) -C selftests/mrc
+	$(MAKE) -C tools/mrcctl
+
+# netlink code and uapi header from Documentation/netlink/specs/mrc.yaml
+regen:
+	@bash tools/regen.sh
+
+regen-check:
+	@bash tools/regen.sh --check
 
 deps:
 	@bash tools/deps.sh
@@ -39,4 +47,5 @@ check: deps
 clean:
 	$(MAKE) $(KBUILD_ARGS) clean
 	$(MAKE) -C selftests/mrc clean
+	$(MAKE) -C tools/mrcctl clean
 	rm -rf results

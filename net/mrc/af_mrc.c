@@ -31,6 +31,10 @@ unsigned int mrc_default_evs = 64;
 module_param_named(ev_count, mrc_default_evs, uint, 0644);
 MODULE_PARM_DESC(ev_count, "entropy values (UDP source ports) per connection");
 
+unsigned int mrc_redundancy = 1;
+module_param_named(redundancy, mrc_redundancy, uint, 0644);
+MODULE_PARM_DESC(redundancy, "copies of high-priority packets in new namespaces (1..4)");
+
 struct proto mrc_proto = {
 	.name		= "MRC",
 	.owner		= THIS_MODULE,
@@ -75,7 +79,8 @@ static int __init mrc_init(void)
 		return -EINVAL;
 	}
 	if (!mrc_udp_port || mrc_udp_port > 65535 || !mrc_default_evs ||
-	    mrc_default_evs > MRC_MAX_EVS || !mrc_init_cwnd)
+	    mrc_default_evs > MRC_MAX_EVS || !mrc_init_cwnd || !mrc_redundancy ||
+	    mrc_redundancy > 4)
 		return -EINVAL;
 	mrc_family_ops.family = mrc_family_nr;
 

@@ -28,14 +28,21 @@ static u16 mrc_ev_fresh_port(const struct mrc_ev *evs, u16 cap, const struct mrc
 {
 	u32 span = (u32)r->port_max - r->port_min + 1;
 	u16 port = r->port_min;
-	int tries;
+	u32 tries;
 
+	/* random draws first; a policy may allow few ports, so then scan */
 	for (tries = 0; tries < 64; tries++) {
 		port = r->port_min + get_random_u32_below(span);
-		if (!mrc_ev_port_used(evs, cap, port))
-			break;
+		if (!mrc_ev_port_used(evs, cap, port) &&
+		    (!r->allowed || r->allowed(r->ctx, port)))
+			return port;
 	}
-	return port;
+	for (tries = 0; tries < span; tries++) {
+		port = r->port_min + tries;
+		if (!mrc_ev_port_used(evs, cap, port) && r->allowed && r->allowed(r->ctx, port))
+			return port;
+	}
+	return r->port_min + get_random_u32_below(span);
 }
 
 static void mrc_ev_activate(struct mrc_ev *ev, u16 port, u32 *born)

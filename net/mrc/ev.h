@@ -14,10 +14,14 @@ struct mrc_ev;
  * struct mrc_ev_range - where fresh EVs come from
  * @port_min: lowest UDP source port
  * @port_max: highest UDP source port
+ * @allowed: optional filter (EV policies of an external controller)
+ * @ctx: argument of @allowed
  */
 struct mrc_ev_range {
 	u16	port_min;
 	u16	port_max;
+	bool	(*allowed)(const void *ctx, u16 port);
+	const void *ctx;
 };
 
 void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,

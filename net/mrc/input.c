@@ -125,6 +125,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	list_add_tail(&child->accept_node, &lsk->accept_queue);
 	sk_acceptq_added(lsock);
 	mrc_send_ack(child);
+	mrc_nl_notify_conn(child, true);
 	bh_unlock_sock(csk);
 	mrc_count(lsk->mn, MRC_C_CONN_ACCEPTED);
 	lsock->sk_data_ready(lsock);
@@ -152,6 +153,8 @@ void mrc_done(struct mrc_sock *msk, int err)
 
 	if (msk->state == MRC_STATE_DONE)
 		return;
+	if (msk->remote_id && msk->state != MRC_STATE_SYN_SENT)
+		mrc_nl_notify_conn(msk, false);
 	if (err) {
 		WRITE_ONCE(sk->sk_err, err);
 		WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
@@ -194,10 +197,7 @@ static void mrc_our_fin_acked(struct mrc_sock *msk)
 
 static const struct mrc_ev_range *mrc_range(struct mrc_sock *msk, struct mrc_ev_range *r)
 {
-	r->port_min = READ_ONCE(msk->mn->cfg.ev_port_min);
-	r->port_max = READ_ONCE(msk->mn->cfg.ev_port_max);
-	if (r->port_max < r->port_min)
-		swap(r->port_max, r->port_min);
+	mrc_ev_range_init(msk, r);
 	return r;
 }
 
@@ -581,6 +581,7 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 	msk->progress_stamp = jiffies;
 	sk_stop_timer(sk, &msk->rto_timer);
 	mrc_count(msk->mn, MRC_C_CONN_OPENED);
+	mrc_nl_notify_conn(msk, true);
 	sk->sk_state_change(sk);
 	sk->sk_write_space(sk);
 	return false;
@@ -692,7 +693,7 @@ int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
 	struct mrc_sock *msk = NULL;
 	const struct mrchdr *h;
 	union mrc_addr local, remote;
-	unsigned int plen;
+	enum mrc_counter why;
 
 	if (!mn) {
 		kfree_skb(skb);
@@ -703,17 +704,9 @@ int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
 		return mrc_drop(mn, skb, MRC_C_RX_DROP_SHORT);
 	__skb_pull(skb, sizeof(struct udphdr));
 	h = (const struct mrchdr *)skb->data;
-	if (h->version != MRC_VERSION)
-		return mrc_drop(mn, skb, MRC_C_RX_DROP_VERSION);
-	if (!h->type || h->type >= __MRC_T_MAX || (h->flags & ~MRC_F_ALL))
-		return mrc_drop(mn, skb, MRC_C_RX_DROP_TYPE);
-	plen = ntohs(h->len);
-	if (skb->len != sizeof(*h) + plen ||
-	    ((h->type == MRC_T_SYNACK || h->type == MRC_T_HSACK) &&
-	     plen != sizeof(struct mrc_hs_payload)) ||
-	    (h->type != MRC_T_DATA && h->type != MRC_T_SYNACK &&
-	     h->type != MRC_T_HSACK && plen))
-		return mrc_drop(mn, skb, MRC_C_RX_DROP_LEN);
+	why = mrc_hdr_check(h, skb->len);
+	if (why != MRC_C_RX_PACKETS)
+		return mrc_drop(mn, skb, why);
 	if (!pskb_may_pull(skb, skb->len))
 		return mrc_drop(mn, skb, MRC_C_RX_DROP_SHORT);
 	h = (const struct mrchdr *)skb->data;
@@ -722,10 +715,6 @@ int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
 	if (h->dst_id)
 		msk = mrc_lookup_conn(mn, ntohl(h->dst_id));
 	if (!msk && (h->type == MRC_T_SYN || h->type == MRC_T_HSACK)) {
-		if (h->type == MRC_T_SYN && h->dst_id) {
-			rcu_read_unlock();
-			return mrc_drop(mn, skb, MRC_C_RX_DROP_BADID);
-		}
 		mrc_skb_addrs(skb, &local, &remote);
 		msk = mrc_lookup_listener(mn, &local);
 	}

@@ -9,6 +9,8 @@
 #include "psn.h"
 #include "rtt.h"
 #include "sack.h"
+#include "ev.h"
+#include "cc.h"
 
 static void mrc_psn_wraparound_test(struct kunit *test)
 {
@@ -159,7 +161,271 @@ static struct kunit_suite mrc_cookie_suite = {
 	.test_cases = mrc_cookie_cases,
 };
 
-kunit_test_suites(&mrc_psn_suite, &mrc_rtt_suite, &mrc_sack_suite, &mrc_cookie_suite);
+#define EV_CAP 16
+
+static void mrc_ev_init_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 50000, .port_max = 50063 };
+	struct mrc_ev evs[EV_CAP];
+	u32 born = 0;
+	int i, j;
+
+	mrc_evs_init(evs, EV_CAP, 8, &r, &born);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, EV_CAP), 8);
+	for (i = 0; i < 8; i++) {
+		KUNIT_EXPECT_GE(test, evs[i].port, 50000);
+		KUNIT_EXPECT_LE(test, evs[i].port, 50063);
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_NE(test, evs[i].port, evs[j].port);
+	}
+	KUNIT_EXPECT_EQ(test, evs[8].state, (u8)MRC_EV_FREE);
+}
+
+static void mrc_ev_pick_weighted_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[EV_CAP];
+	int counts[4] = {}, i;
+	u32 born = 0;
+
+	mrc_evs_init(evs, EV_CAP, 4, &r, &born);
+	evs[0].weight = 1024;
+	evs[1].weight = 512;
+	evs[2].weight = 256;
+	evs[3].weight = 256;
+	for (i = 0; i < 2048; i++)
+		counts[mrc_ev_pick(evs, EV_CAP, -1)]++;
+	/* exact shares: smooth weighted round robin is deterministic */
+	KUNIT_EXPECT_EQ(test, counts[0], 1024);
+	KUNIT_EXPECT_EQ(test, counts[1], 512);
+	KUNIT_EXPECT_EQ(test, counts[2], 256);
+	KUNIT_EXPECT_EQ(test, counts[3], 256);
+	/* avoid moves a retransmission off its EV; retired EVs get nothing */
+	for (i = 0; i < 100; i++)
+		KUNIT_EXPECT_NE(test, mrc_ev_pick(evs, EV_CAP, 0), 0);
+	evs[1].state = MRC_EV_RETIRED;
+	for (i = 0; i < 100; i++)
+		KUNIT_EXPECT_NE(test, mrc_ev_pick(evs, EV_CAP, -1), 1);
+}
+
+static void mrc_ev_weight_test(struct kunit *test)
+{
+	struct mrc_ev ev = { .state = MRC_EV_ACTIVE, .srtt_us = 1000 };
+
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MAX);
+	ev.srtt_us = 4000;	/* queueing: a quarter of the share */
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 256);
+	ev.srtt_us = 1000;
+	ev.delivered = 100;
+	ev.ce = 100;		/* every delivery marked: half */
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 512);
+	ev.ce = 0;
+	ev.losses = 1;
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 256);
+	ev.srtt_us = 1000000;	/* never zero */
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 16);
+}
+
+static void mrc_ev_retire_readmit_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[8];
+	u32 born = 0;
+	u16 old;
+	int fresh, freed;
+
+	mrc_evs_init(evs, 8, 4, &r, &born);
+	old = evs[2].port;
+	KUNIT_EXPECT_FALSE(test, mrc_ev_lost(&evs[2], 2));
+	KUNIT_EXPECT_TRUE(test, mrc_ev_lost(&evs[2], 2));
+	fresh = mrc_ev_retire(evs, 8, 2, &r, &born, 1000);
+	KUNIT_EXPECT_EQ(test, fresh, 4);
+	KUNIT_EXPECT_EQ(test, evs[2].state, (u8)MRC_EV_RETIRED);
+	KUNIT_EXPECT_EQ(test, evs[2].port, old);
+	KUNIT_EXPECT_NE(test, evs[4].port, old);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 8), 4);
+	/* a delivery resets the loss run */
+	mrc_ev_delivered(&evs[0], 10, 100, false, 100);
+	KUNIT_EXPECT_EQ(test, evs[0].losses, 0);
+	/* re-admission restores the port and frees the youngest replacement */
+	freed = mrc_ev_readmit(evs, 8, 2, 4);
+	KUNIT_EXPECT_EQ(test, freed, 4);
+	KUNIT_EXPECT_EQ(test, evs[2].state, (u8)MRC_EV_ACTIVE);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 8), 4);
+}
+
+static void mrc_ev_loss_rules_test(struct kunit *test)
+{
+	/* same path: a later packet delivered means the earlier is lost */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_same_path(1000, 1500, 200));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(1000, 1100, 200));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(1500, 1000, 200));
+	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_same_path(0xfffffff0u, 300, 200));
+	/* across EVs: a slow path's packet is judged by its own RTT */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(30000, 1000, 2000, 31000, 4000));
+	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_rack(40000, 1000, 2000, 31000, 4000));
+	/* nothing sent later was delivered: no verdict yet */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(900000, 5000, 2000, 1000, 4000));
+}
+
+static struct kunit_case mrc_ev_cases[] = {
+	KUNIT_CASE(mrc_ev_init_test),
+	KUNIT_CASE(mrc_ev_pick_weighted_test),
+	KUNIT_CASE(mrc_ev_weight_test),
+	KUNIT_CASE(mrc_ev_retire_readmit_test),
+	KUNIT_CASE(mrc_ev_loss_rules_test),
+	{}
+};
+
+static struct kunit_suite mrc_ev_suite = {
+	.name = "mrc_ev",
+	.test_cases = mrc_ev_cases,
+};
+
+static const struct mrc_cc_params cc_params = {
+	.dctcp_shift = 4, .delay_target_us = 2000, .max_cwnd = 1000,
+};
+
+static void mrc_cc_growth_test(struct kunit *test)
+{
+	struct mrc_cc cc = { .cwnd = 10, .ssthresh = 20 };
+
+	mrc_cc_on_ack(&cc, &cc_params, 10, 0, 100, 100, false);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20u);	/* slow start */
+	mrc_cc_on_ack(&cc, &cc_params, 20, 0, 100, 100, false);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 21u);	/* one per window after */
+	cc.cwnd = 999;
+	cc.cwnd_cnt = 0;
+	mrc_cc_on_ack(&cc, &cc_params, 5000, 0, 100, 100, false);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1000u);
+}
+
+static void mrc_cc_ecn_test(struct kunit *test)
+{
+	struct mrc_cc cc = { .cwnd = 100, .ssthresh = 50 };
+	int i;
+
+	/* every delivery marked for many rounds: alpha -> 1, cwnd halves per round */
+	for (i = 0; i < 60; i++) {
+		cc.cwnd = 100;
+		mrc_cc_on_ack(&cc, &cc_params, 100, 100, 100, 100, true);
+	}
+	KUNIT_EXPECT_GE(test, cc.alpha, 900u);
+	KUNIT_EXPECT_LE(test, cc.cwnd, 56u);
+	/* a few marks: a small cut */
+	cc = (struct mrc_cc){ .cwnd = 100, .ssthresh = 50, .alpha = 64 };
+	mrc_cc_on_ack(&cc, &cc_params, 100, 5, 100, 100, true);
+	KUNIT_EXPECT_GE(test, cc.cwnd, 95u);
+	KUNIT_EXPECT_LT(test, cc.cwnd, 100u);
+}
+
+static void mrc_cc_delay_and_loss_test(struct kunit *test)
+{
+	struct mrc_cc cc = { .cwnd = 100, .ssthresh = 50 };
+
+	/* 10 ms of queueing over a 1 ms base with a 2 ms target: cut */
+	mrc_cc_on_ack(&cc, &cc_params, 10, 0, 11000, 1000, true);
+	KUNIT_EXPECT_LT(test, cc.cwnd, 60u);
+	cc.cwnd = 100;
+	mrc_cc_on_ack(&cc, &cc_params, 10, 0, 2500, 1000, true);
+	KUNIT_EXPECT_GE(test, cc.cwnd, 100u);	/* within the target */
+	mrc_cc_on_loss(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 50u);
+	mrc_cc_on_loss(&cc);	/* once per round */
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 50u);
+	mrc_cc_on_rto(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, MRC_CC_MIN_CWND);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 25u);
+}
+
+static struct kunit_case mrc_cc_cases[] = {
+	KUNIT_CASE(mrc_cc_growth_test),
+	KUNIT_CASE(mrc_cc_ecn_test),
+	KUNIT_CASE(mrc_cc_delay_and_loss_test),
+	{}
+};
+
+static struct kunit_suite mrc_cc_suite = {
+	.name = "mrc_cc",
+	.test_cases = mrc_cc_cases,
+};
+
+static void mrc_hdr_fill(struct mrchdr *h, u8 type, u16 plen)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = MRC_VERSION;
+	h->type = type;
+	h->src_id = htonl(7);
+	h->dst_id = type == MRC_T_SYN ? 0 : htonl(9);
+	h->len = htons(plen);
+}
+
+static void mrc_hdr_valid_test(struct kunit *test)
+{
+	struct mrchdr h;
+	unsigned int hs = sizeof(struct mrc_hs_payload);
+
+	mrc_hdr_fill(&h, MRC_T_SYN, 0);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_SYNACK, hs);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + hs), MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_DATA, 1400);
+	h.flags = MRC_F_FIN | MRC_F_EOR;
+	h.priority = 7;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 1400), MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_RST, 0);
+	h.src_id = 0;	/* a refusal comes from no connection */
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_PACKETS);
+}
+
+static void mrc_hdr_malformed_test(struct kunit *test)
+{
+	struct mrchdr h;
+
+	mrc_hdr_fill(&h, MRC_T_DATA, 10);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) - 1), MRC_C_RX_DROP_SHORT);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 9), MRC_C_RX_DROP_LEN);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 11), MRC_C_RX_DROP_LEN);
+	h.version = 2;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 10), MRC_C_RX_DROP_VERSION);
+	mrc_hdr_fill(&h, 0, 0);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
+	mrc_hdr_fill(&h, __MRC_T_MAX, 0);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
+	mrc_hdr_fill(&h, MRC_T_ACK, 0);
+	h.flags = 0x80;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
+	mrc_hdr_fill(&h, MRC_T_ACK, 0);
+	h.priority = 8;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
+	mrc_hdr_fill(&h, MRC_T_ACK, 4);	/* control packets carry no payload */
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 4), MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_HSACK, 3);	/* handshake payload has one size */
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 3), MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_SYN, 0);
+	h.dst_id = htonl(1);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_BADID);
+	mrc_hdr_fill(&h, MRC_T_DATA, 0);
+	h.dst_id = 0;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_BADID);
+	mrc_hdr_fill(&h, MRC_T_DATA, 0);
+	h.src_id = 0;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_BADID);
+}
+
+static struct kunit_case mrc_hdr_cases[] = {
+	KUNIT_CASE(mrc_hdr_valid_test),
+	KUNIT_CASE(mrc_hdr_malformed_test),
+	{}
+};
+
+static struct kunit_suite mrc_hdr_suite = {
+	.name = "mrc_hdr",
+	.test_cases = mrc_hdr_cases,
+};
+
+kunit_test_suites(&mrc_hdr_suite, &mrc_psn_suite, &mrc_rtt_suite, &mrc_sack_suite,
+		  &mrc_cookie_suite, &mrc_ev_suite, &mrc_cc_suite);
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 MODULE_LICENSE("GPL");

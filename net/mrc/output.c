@@ -14,11 +14,30 @@
 #include "protocol.h"
 #include "sack.h"
 #include "ev.h"
+#include "netlink.h"
 
 #define MRC_EV_LOW	49152
 #define MRC_EV_SPAN	16384
 #define MRC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
 			 sizeof(struct mrchdr))
+
+static bool mrc_ev_port_allowed(const void *ctx, u16 port)
+{
+	const struct mrc_sock *msk = ctx;
+
+	return mrc_policy_allows(msk->mn, &msk->remote, port);
+}
+
+/* Where fresh EVs come from: the namespace's range, filtered by its policies. */
+void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range)
+{
+	range->port_min = READ_ONCE(msk->mn->cfg.ev_port_min);
+	range->port_max = READ_ONCE(msk->mn->cfg.ev_port_max);
+	if (range->port_max < range->port_min)
+		swap(range->port_max, range->port_min);
+	range->allowed = mrc_ev_port_allowed;
+	range->ctx = msk;
+}
 
 /**
  * mrc_init_evs() - (re)draw the connection's entropy values
@@ -30,10 +49,7 @@
  */
 int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 {
-	struct mrc_ev_range range = {
-		.port_min = READ_ONCE(msk->mn->cfg.ev_port_min),
-		.port_max = READ_ONCE(msk->mn->cfg.ev_port_max),
-	};
+	struct mrc_ev_range range;
 	struct mrc_ev *evs;
 	u16 cap;
 
@@ -42,8 +58,7 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 	evs = kcalloc(cap, sizeof(*evs), gfp);
 	if (!evs)
 		return -ENOMEM;
-	if (range.port_max < range.port_min)
-		swap(range.port_max, range.port_min);
+	mrc_ev_range_init(msk, &range);
 	mrc_evs_init(evs, cap, count, &range, &msk->ev_born);
 	kfree(msk->evs);
 	msk->evs = evs;
@@ -235,6 +250,52 @@ static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, u16 port, 
 			  msk->udp_dport, ect ? INET_ECN_ECT_0 : 0);
 }
 
+static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)
+{
+	struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+	struct sk_buff *skb;
+	struct mrchdr *h;
+
+	skb = mrc_alloc_packet(seg->len);
+	if (!skb)
+		return NULL;
+	skb_copy_bits(seg, 0, skb_put(skb, seg->len), seg->len);
+	h = skb_push(skb, sizeof(*h));
+	mrc_fill_header(msk, h, MRC_T_DATA, cb->flags & (MRC_F_FIN | MRC_F_EOR));
+	h->psn = htonl(cb->psn);
+	h->len = htons(seg->len);
+	h->priority = cb->prio;
+	if (cb->sent)
+		h->flags |= MRC_F_ACKNOW;
+	return skb;
+}
+
+/*
+ * Urgent data goes out on more than one EV when the namespace asks for
+ * redundancy: the copies take distinct paths, the receiver drops the
+ * duplicates, and a lossy path no longer delays the message.
+ */
+static void mrc_send_copies(struct mrc_sock *msk, struct sk_buff *seg, int first_idx)
+{
+	unsigned int copies = READ_ONCE(msk->mn->cfg.redundancy), i;
+	int avoid = first_idx;
+
+	for (i = 1; i < copies && i < msk->ev_count; i++) {
+		int idx = mrc_pick_ev(msk, avoid);
+		struct sk_buff *skb;
+
+		if (idx == first_idx)
+			break;
+		skb = mrc_build_data(msk, seg);
+		if (!skb)
+			break;
+		msk->evs[idx].sent++;
+		mrc_count(msk->mn, MRC_C_TX_REDUNDANT);
+		mrc_send_packet(msk, skb, msk->evs[idx].port, READ_ONCE(msk->mn->cfg.ecn));
+		avoid = idx;
+	}
+}
+
 /**
  * mrc_xmit() - (re)transmit one queued segment on an entropy value
  * @msk: connection (socket lock held)
@@ -248,18 +309,11 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
 	struct mrc_ev *ev = &msk->evs[ev_idx];
 	struct sk_buff *skb;
-	struct mrchdr *h;
+	int err;
 
-	skb = mrc_alloc_packet(seg->len);
+	skb = mrc_build_data(msk, seg);
 	if (!skb)
 		return -ENOBUFS;
-	skb_copy_bits(seg, 0, skb_put(skb, seg->len), seg->len);
-	h = skb_push(skb, sizeof(*h));
-	mrc_fill_header(msk, h, MRC_T_DATA, cb->flags & (MRC_F_FIN | MRC_F_EOR));
-	h->psn = htonl(cb->psn);
-	h->len = htons(seg->len);
-	if (cb->sent)
-		h->flags |= MRC_F_ACKNOW;
 	cb->sent = 1;
 	cb->sent_us = mrc_now_us();
 	cb->ev_idx = ev_idx;
@@ -267,7 +321,34 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	cb->tx_count++;
 	ev->sent++;
 	ev->in_flight++;
-	return mrc_send_packet(msk, skb, ev->port, READ_ONCE(msk->mn->cfg.ecn));
+	err = mrc_send_packet(msk, skb, ev->port, READ_ONCE(msk->mn->cfg.ecn));
+	if (cb->prio >= MRC_PRIO_HIGH)
+		mrc_send_copies(msk, seg, ev_idx);
+	return err;
+}
+
+/**
+ * mrc_send_new() - first transmission of the segment at send_head
+ * @msk: connection (socket lock held)
+ * @ev_idx: EV slot
+ *
+ * The segment gets its PSN now, so urgent segments queued ahead of bulk ones
+ * also go ahead of them in PSN order.
+ * Return: 0 or a negative errno (nothing changes then).
+ */
+int mrc_send_new(struct mrc_sock *msk, int ev_idx)
+{
+	struct sk_buff *skb = msk->send_head;
+	struct sock *sk = &msk->sk;
+
+	MRC_SKB_CB(skb)->psn = msk->snd_nxt;
+	if (mrc_xmit(msk, skb, ev_idx))
+		return -ENOBUFS;
+	msk->snd_nxt++;
+	msk->in_flight++;
+	msk->send_head = skb_queue_is_last(&sk->sk_write_queue, skb) ?
+			 NULL : skb_queue_next(&sk->sk_write_queue, skb);
+	return 0;
 }
 
 /* Resends segments marked lost, on another EV, within the window. */
@@ -320,18 +401,14 @@ void mrc_push(struct mrc_sock *msk)
 	mrc_probe_retired(msk);
 	mrc_retransmit_lost(msk);
 	while ((skb = msk->send_head)) {
-		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
-		u64 ahead = (u64)(cb->psn - msk->snd_una) * msk->mss + skb->len;
+		u64 ahead = (u64)(msk->snd_nxt - msk->snd_una) * msk->mss + skb->len;
 
 		/* one segment may pass a small window when nothing is in flight */
 		if (msk->in_flight >= msk->cc.cwnd ||
 		    (ahead > msk->snd_wnd && msk->in_flight))
 			break;
-		if (mrc_xmit(msk, skb, mrc_pick_ev(msk, -1)))
+		if (mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;
-		msk->in_flight++;
-		msk->send_head = skb_queue_is_last(&msk->sk.sk_write_queue, skb) ?
-				 NULL : skb_queue_next(&msk->sk.sk_write_queue, skb);
 	}
 	if (!skb_queue_empty(&msk->sk.sk_write_queue) && !timer_pending(&msk->rto_timer))
 		mrc_arm_rto(msk);
@@ -419,7 +496,6 @@ int mrc_queue_fin(struct mrc_sock *msk)
 	struct sk_buff *skb = alloc_skb(0, sk->sk_allocation | __GFP_NOFAIL);
 
 	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
-	MRC_SKB_CB(skb)->psn = msk->snd_nxt++;
 	MRC_SKB_CB(skb)->flags = MRC_F_FIN;
 	sk_wmem_queued_add(sk, skb->truesize);
 	__skb_queue_tail(&sk->sk_write_queue, skb);

@@ -45,6 +45,7 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_EV_PROBES]		= "EvProbes",
 	[MRC_C_SPURIOUS_RETRANS]	= "SpuriousRetransmits",
 	[MRC_C_RX_CE]			= "RxCeMarked",
+	[MRC_C_TX_REDUNDANT]		= "TxRedundant",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)
@@ -332,7 +333,7 @@ static int __net_init mrc_net_init(struct net *net)
 		.ev_port_max		= 65535,
 		.retire_losses		= 1,
 		.ecn			= 1,
-		.redundancy		= 1,
+		.redundancy		= mrc_redundancy,
 		.probe_interval_ms	= 50,
 		.min_rto_us		= mrc_min_rto_us,
 		.max_rto_us		= MRC_MAX_RTO_US,

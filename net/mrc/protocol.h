@@ -130,6 +130,7 @@ enum mrc_counter {
 	MRC_C_EV_PROBES,
 	MRC_C_SPURIOUS_RETRANS,		/* a retransmitted packet was a duplicate */
 	MRC_C_RX_CE,
+	MRC_C_TX_REDUNDANT,		/* extra copies of urgent packets */
 	__MRC_C_MAX,
 };
 
@@ -221,6 +222,7 @@ struct mrc_skb_cb {
 		lost:1,		/* transmit: marked for retransmission */
 		sent:1;		/* transmit: sent at least once */
 	u8	tx_count;	/* transmissions so far */
+	u8	prio;		/* transmit: 0 (bulk) .. 7 */
 };
 
 #define MRC_SKB_CB(skb) ((struct mrc_skb_cb *)&((skb)->cb[0]))
@@ -371,6 +373,7 @@ extern unsigned int mrc_udp_port;
 extern unsigned int mrc_min_rto_us;
 extern unsigned int mrc_init_cwnd;
 extern unsigned int mrc_default_evs;
+extern unsigned int mrc_redundancy;
 extern struct proto mrc_proto;
 
 /* pernet.c */
@@ -405,6 +408,7 @@ void mrc_retire_ev(struct mrc_sock *msk, int idx);
 
 /* output.c */
 int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, int ev_idx);
+int mrc_send_new(struct mrc_sock *msk, int ev_idx);
 void mrc_push(struct mrc_sock *msk);
 void mrc_send_ack(struct mrc_sock *msk);
 void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload, u16 plen);
@@ -417,6 +421,8 @@ void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *r
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
 int mrc_pick_ev(struct mrc_sock *msk, int avoid);
 int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp);
+struct mrc_ev_range;
+void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range);
 void mrc_probe_retired(struct mrc_sock *msk);
 struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
 void mrc_window_update(struct mrc_sock *msk);
@@ -435,6 +441,9 @@ int mrc_nl_init(void);
 void mrc_nl_exit(void);
 void mrc_nl_notify_ev(struct mrc_sock *msk, const struct mrc_ev *ev, bool retired);
 void mrc_nl_notify_conn(struct mrc_sock *msk, bool established);
+
+/* wire.c */
+enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len);
 
 /* cookie.c */
 struct mrc_cookie_in {

@@ -504,8 +504,48 @@ static __poll_t mrc_poll(struct file *file, struct socket *sock, poll_table *wai
 }
 
 /* Appends a new segment skb for up to @len bytes of @msg.  Socket locked. */
+static struct sk_buff *mrc_wq_next(struct sock *sk, struct sk_buff *skb)
+{
+	return skb_queue_is_last(&sk->sk_write_queue, skb) ? NULL :
+	       skb_queue_next(&sk->sk_write_queue, skb);
+}
+
+/*
+ * Queues a segment.  A high-priority SEQPACKET message goes ahead of unsent
+ * bulk messages (PSNs are given at first transmission, so order on the wire
+ * follows the queue), behind other urgent ones and never inside a message
+ * already partly sent.
+ */
+static void mrc_queue_segment(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	struct sock *sk = &msk->sk;
+	struct sk_buff *pos = msk->send_head;
+
+	sk_wmem_queued_add(sk, skb->truesize);
+	if (MRC_SKB_CB(skb)->prio >= MRC_PRIO_HIGH && sk->sk_type == SOCK_SEQPACKET && pos) {
+		if (pos != skb_peek(&sk->sk_write_queue) &&
+		    !(MRC_SKB_CB(skb_queue_prev(&sk->sk_write_queue, pos))->flags & MRC_F_EOR)) {
+			while (pos && !(MRC_SKB_CB(pos)->flags & MRC_F_EOR))
+				pos = mrc_wq_next(sk, pos);
+			if (pos)
+				pos = mrc_wq_next(sk, pos);
+		}
+		while (pos && MRC_SKB_CB(pos)->prio >= MRC_PRIO_HIGH)
+			pos = mrc_wq_next(sk, pos);
+		if (pos) {
+			__skb_queue_before(&sk->sk_write_queue, pos, skb);
+			if (pos == msk->send_head)
+				msk->send_head = skb;
+			return;
+		}
+	}
+	__skb_queue_tail(&sk->sk_write_queue, skb);
+	if (!msk->send_head)
+		msk->send_head = skb;
+}
+
 static int mrc_append_segment(struct mrc_sock *msk, struct msghdr *msg, size_t len,
-			      u8 flags)
+			      u8 flags, u8 prio)
 {
 	struct sock *sk = &msk->sk;
 	struct sk_buff *skb;
@@ -519,13 +559,34 @@ static int mrc_append_segment(struct mrc_sock *msk, struct msghdr *msg, size_t l
 		return -EFAULT;
 	}
 	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
-	MRC_SKB_CB(skb)->psn = msk->snd_nxt++;
 	MRC_SKB_CB(skb)->flags = flags;
-	sk_wmem_queued_add(sk, skb->truesize);
-	__skb_queue_tail(&sk->sk_write_queue, skb);
-	if (!msk->send_head)
-		msk->send_head = skb;
+	MRC_SKB_CB(skb)->prio = prio;
+	mrc_queue_segment(msk, skb);
 	return 0;
+}
+
+/* Priority of this send: cmsg (SEQPACKET), MRC_PRIORITY, else SO_PRIORITY. */
+static int mrc_send_prio(struct mrc_sock *msk, struct msghdr *msg)
+{
+	int prio = msk->priority ?: min_t(u32, READ_ONCE(msk->sk.sk_priority), 7);
+	struct cmsghdr *cmsg;
+
+	if (!msg->msg_controllen)
+		return prio;
+	for_each_cmsghdr(cmsg, msg) {
+		if (!CMSG_OK(msg, cmsg))
+			return -EINVAL;
+		if (cmsg->cmsg_level != SOL_MRC)
+			continue;
+		if (cmsg->cmsg_type != MRC_PRIORITY ||
+		    cmsg->cmsg_len != CMSG_LEN(sizeof(int)) ||
+		    msk->sk.sk_type != SOCK_SEQPACKET)
+			return -EINVAL;
+		prio = *(int *)CMSG_DATA(cmsg);
+		if (prio < 0 || prio > 7)
+			return -EINVAL;
+	}
+	return prio;
 }
 
 static bool mrc_can_send(struct mrc_sock *msk)
@@ -556,7 +617,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
 	size_t copied = 0, chunk;
 	long timeo;
-	int err = 0;
+	int err = 0, prio;
 
 	if (msg->msg_flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | MSG_MORE |
 			       MSG_SPLICE_PAGES | MSG_CMSG_COMPAT | MSG_WAITALL))
@@ -583,6 +644,11 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 			err = -EPIPE;
 		goto out_err;
 	}
+	prio = mrc_send_prio(msk, msg);
+	if (prio < 0) {
+		err = prio;
+		goto out_err;
+	}
 
 	if (seqpacket) {
 		/* a message goes whole into the send buffer, or not at all */
@@ -598,7 +664,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		do {
 			chunk = min_t(size_t, len - copied, msk->mss);
 			err = mrc_append_segment(msk, msg, chunk,
-						 copied + chunk == len ? MRC_F_EOR : 0);
+						 copied + chunk == len ? MRC_F_EOR : 0, prio);
 			if (err)
 				goto out_err;	/* nothing of a partial message stays */
 			copied += chunk;
@@ -617,7 +683,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = mrc_send_wait(msk, &timeo, chunk + SKB_TRUESIZE(0));
 		if (err)
 			break;
-		err = mrc_append_segment(msk, msg, chunk, 0);
+		err = mrc_append_segment(msk, msg, chunk, 0, prio);
 		if (err)
 			break;
 		copied += chunk;

@@ -107,12 +107,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		mrc_cc_on_rto(&msk->cc);
 	} else if (msk->send_head) {
 		/* window probe: one segment past a closed window */
-		skb = msk->send_head;
-		if (!mrc_xmit(msk, skb, mrc_pick_ev(msk, -1))) {
-			msk->in_flight++;
-			msk->send_head = skb_queue_is_last(&sk->sk_write_queue, skb) ?
-					 NULL : skb_queue_next(&sk->sk_write_queue, skb);
-		}
+		mrc_send_new(msk, mrc_pick_ev(msk, -1));
 	}
 	mrc_push(msk);
 	if (!skb_queue_empty(&sk->sk_write_queue))

@@ -176,6 +176,21 @@ fabric_shape() {
 	done
 }
 
+# fabric_netem I "NETEM ARGS": spine I passes every packet, both directions,
+# through netem with these arguments (e.g. "loss 1%", "delay 5ms 3ms",
+# "delay 5ms reorder 25% 50%"); fabric_netem I "" clears it.  Replaces
+# whatever root qdisc fabric_shape put there.
+fabric_netem() {
+	local ns ifname
+	ns=$(ns_spine "$1")
+	for ifname in l1 l2; do
+		tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
+		[ -z "$2" ] && continue
+		# shellcheck disable=SC2086
+		tc -n "$ns" qdisc add dev "$ifname" root netem $2 limit 10000 || return 1
+	done
+}
+
 # The live AF_MRC family number (the module parameter).
 mrc_family() { cat /sys/module/mrc/parameters/family 2>/dev/null || echo 18; }
 
@@ -201,3 +216,17 @@ xfer_start() {
 
 # kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
 kv() { grep -o "$2=[^ ]*" "$1" | tail -n 1 | cut -d= -f2; }
+
+# fabric_shape_ecn I RATE: spine I forwards at RATE through an ECN-marking
+# queue (fq_codel under tbf): a congested path that marks CE, not drops.
+fabric_shape_ecn() {
+	local ns ifname
+	ns=$(ns_spine "$1")
+	for ifname in l1 l2; do
+		tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
+		tc -n "$ns" qdisc add dev "$ifname" root handle 1: \
+			tbf rate "$2" burst 16kb latency 200ms &&
+		tc -n "$ns" qdisc add dev "$ifname" parent 1:1 handle 10: \
+			fq_codel ecn target 1ms interval 20ms || return 1
+	done
+}

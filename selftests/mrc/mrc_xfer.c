@@ -8,10 +8,17 @@
  * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G"; -i MS also prints the
  * bytes received in each MS interval ("tick t_ms=... bytes=...").
  * The sender prints "sent=N" or the errno of the failure.
+ *
+ * -b (on both sides, each with -n BYTES) makes the transfer bidirectional:
+ * each side sends its BYTES of the pattern (then shuts down its sending
+ * half) while it receives and checks the peer's, and prints both lines,
+ * "sent=N" and the receiver's summary (or "error=..." lines).  It exits 0
+ * only when it sent all its bytes and received exactly BYTES, all intact.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,32 +73,17 @@ static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_s
 	return sizeof(*s4);
 }
 
-static int receiver(int port, int v6, int kind, int tick_ms)
+/*
+ * Receives until EOF, checking the pattern; prints the summary line.
+ * Returns 0 when everything received was intact, *got holds the count.
+ */
+static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 {
 	static unsigned char buf[1 << 16];
 	unsigned long long got = 0, bad = 0, tick_bytes = 0;
-	struct sockaddr_storage ss;
-	socklen_t len = make_addr(NULL, port, v6, &ss);
 	double start = 0, last = 0, max_gap = 0, next_tick = 0, t;
-	int one = 1, lfd, fd;
 
-	lfd = open_socket(ss.ss_family, kind);
-	if (lfd < 0) {
-		perror("socket");
-		return 1;
-	}
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (void *)&ss, len) || listen(lfd, 1)) {
-		perror("bind/listen");
-		return 1;
-	}
-	printf("listening\n");
-	fflush(stdout);
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0) {
-		perror("accept");
-		return 1;
-	}
+	*gotp = 0;
 	for (;;) {
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 
@@ -123,14 +115,110 @@ static int receiver(int port, int v6, int kind, int tick_ms)
 	t = last > start ? last - start : 1e-9;
 	printf("bytes=%llu ok=%d secs=%.3f mbps=%.2f max_gap_ms=%.1f\n", got, !bad, t,
 	       got * 8 / t / 1e6, max_gap * 1000);
+	fflush(stdout);
+	*gotp = got;
 	return bad ? 1 : 0;
 }
 
-static int sender(const char *host, int port, int kind, unsigned long long total,
-		  int user_timeout, int evs)
+/* Sends total bytes of the pattern; returns 0 or prints the error. */
+static int send_all(int fd, unsigned long long total)
 {
 	static unsigned char buf[1 << 16];
 	unsigned long long off = 0;
+
+	while (off < total) {
+		size_t n = total - off < sizeof(buf) ? total - off : sizeof(buf);
+		ssize_t w;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pattern(off + i);
+		w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w < 0) {
+			printf("error=%s sent=%llu\n", strerror(errno), off);
+			fflush(stdout);
+			return 1;
+		}
+		off += w;
+	}
+	return 0;
+}
+
+struct bidir {
+	int fd;
+	unsigned long long total;
+	int rc;
+};
+
+static void *bidir_sender(void *p)
+{
+	struct bidir *b = p;
+
+	b->rc = send_all(b->fd, b->total);
+	if (!b->rc)
+		shutdown(b->fd, SHUT_WR);
+	return NULL;
+}
+
+/* -b: send total bytes while receiving and checking the peer's total. */
+static int bidirectional(int fd, unsigned long long total, int tick_ms)
+{
+	struct bidir b = { .fd = fd, .total = total };
+	unsigned long long got;
+	pthread_t th;
+	int rc;
+
+	if (pthread_create(&th, NULL, bidir_sender, &b)) {
+		printf("error=pthread_create\n");
+		return 1;
+	}
+	rc = receive_all(fd, tick_ms, &got);
+	pthread_join(th, NULL);
+	if (!b.rc) {
+		printf("sent=%llu\n", total);
+		fflush(stdout);
+	}
+	if (!rc && got != total) {
+		printf("error=short receive got=%llu want=%llu\n", got, total);
+		rc = 1;
+	}
+	close(fd);
+	return rc || b.rc;
+}
+
+static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
+		    unsigned long long total)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(NULL, port, v6, &ss);
+	unsigned long long got;
+	int one = 1, lfd, fd;
+
+	lfd = open_socket(ss.ss_family, kind);
+	if (lfd < 0) {
+		perror("socket");
+		return 1;
+	}
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (void *)&ss, len) || listen(lfd, 1)) {
+		perror("bind/listen");
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0) {
+		perror("accept");
+		return 1;
+	}
+	if (bidir)
+		return bidirectional(fd, total, tick_ms);
+	return receive_all(fd, tick_ms, &got);
+}
+
+static int sender(const char *host, int port, int kind, unsigned long long total,
+		  int user_timeout, int evs, int bidir, int tick_ms)
+{
+	static unsigned char buf[1 << 16];
 	struct sockaddr_storage ss;
 	socklen_t len = make_addr(host, port, 0, &ss);
 	int fd = open_socket(ss.ss_family, kind);
@@ -147,24 +235,15 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 		printf("error=%s sent=0\n", strerror(errno));
 		return 1;
 	}
-	while (off < total) {
-		size_t n = total - off < sizeof(buf) ? total - off : sizeof(buf);
-		ssize_t w;
-
-		for (size_t i = 0; i < n; i++)
-			buf[i] = pattern(off + i);
-		w = send(fd, buf, n, MSG_NOSIGNAL);
-		if (w < 0) {
-			printf("error=%s sent=%llu\n", strerror(errno), off);
-			return 1;
-		}
-		off += w;
-	}
+	if (bidir)
+		return bidirectional(fd, total, tick_ms);
+	if (send_all(fd, total))
+		return 1;
 	shutdown(fd, SHUT_WR);
 	/* wait for the peer's close so that everything was delivered */
 	while (recv(fd, buf, sizeof(buf), 0) > 0)
 		;
-	printf("sent=%llu\n", off);
+	printf("sent=%llu\n", total);
 	close(fd);
 	return 0;
 }
@@ -173,9 +252,10 @@ int main(int argc, char **argv)
 {
 	unsigned long long total = 1 << 20;
 	int opt, listen_mode = 0, port = 7000, v6 = 0, kind = 'A', tick = 0, ut = 0, evs = 0;
+	int bidir = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:b")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -187,16 +267,17 @@ int main(int argc, char **argv)
 		case 'i': tick = atoi(optarg); break;
 		case 'U': ut = atoi(optarg); break;
 		case 'e': evs = atoi(optarg); break;
+		case 'b': bidir = 1; break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;
 		}
 	}
 	if (listen_mode)
-		return receiver(port, v6, kind, tick);
+		return receiver(port, v6, kind, tick, bidir, total);
 	if (!host) {
 		fprintf(stderr, "need -l or -c ADDR\n");
 		return 2;
 	}
-	return sender(host, port, kind, total, ut, evs);
+	return sender(host, port, kind, total, ut, evs, bidir, tick);
 }

@@ -34,6 +34,7 @@ stage() {	# NAME COMMAND...: a stage that counts as one test
 
 start=$(date +%s)
 if stage build make all; then
+	stage regen bash tools/regen.sh --check
 	stage lint bash tools/lint.sh
 	echo "### kunit ($(date +%T))"
 	bash tools/testing/kunit.sh

@@ -12,7 +12,9 @@ results=${RESULTS:-$repo/results}/kunit
 mkdir -p "$results" "$build"
 
 ln -sfn "$repo/net/mrc" "$ksrc/net/mrc"
-ln -sfn "$repo/include/uapi/linux/mrc.h" "$ksrc/include/uapi/linux/mrc.h"
+for h in "$repo"/include/uapi/linux/*.h; do
+	ln -sfn "$h" "$ksrc/include/uapi/linux/$(basename "$h")"
+done
 grep -q 'net/mrc/Kconfig' "$ksrc/net/Kconfig" ||
 	sed -i '/source "net\/mptcp\/Kconfig"/a source "net/mrc/Kconfig"' "$ksrc/net/Kconfig"
 grep -q 'CONFIG_MRC)' "$ksrc/net/Makefile" ||

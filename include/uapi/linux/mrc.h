@@ -39,6 +39,14 @@
 #define MRC_PRIORITY		5	/* int: 0 (bulk) .. 7 (urgent) */
 #define MRC_PATH_INFO		6	/* struct mrc_path_info[], read only */
 
+/*
+ * Priorities at or above MRC_PRIO_HIGH are urgent: on SEQPACKET sockets their
+ * messages overtake queued bulk messages, and they go out on several EVs when
+ * the namespace's redundancy setting asks for it.  Per message: a cmsg at
+ * level SOL_MRC, type MRC_PRIORITY, with an int.
+ */
+#define MRC_PRIO_HIGH		4
+
 /* Connection states, as reported in mrc_info.state */
 enum mrc_state {
 	MRC_STATE_CLOSED = 0,

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Wire format checks over plain bytes: what a received header must satisfy
+ * before anything looks at it.  Free of skb types so KUnit (and a fuzzer)
+ * can feed it directly.
+ */
+#include <linux/export.h>
+#include <kunit/visibility.h>
+
+#include "protocol.h"
+
+/**
+ * mrc_hdr_check() - validate a received MRC header
+ * @h: header (at least sizeof(*h) readable bytes)
+ * @len: bytes from the header's start to the end of the UDP payload
+ *
+ * Return: MRC_C_RX_PACKETS when the header is acceptable, else the drop
+ * counter naming the first problem found.
+ */
+enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
+{
+	unsigned int plen;
+	bool syn;
+
+	if (len < sizeof(*h))
+		return MRC_C_RX_DROP_SHORT;
+	if (h->version != MRC_VERSION)
+		return MRC_C_RX_DROP_VERSION;
+	if (!h->type || h->type >= __MRC_T_MAX || (h->flags & ~MRC_F_ALL) ||
+	    h->priority > 7)
+		return MRC_C_RX_DROP_TYPE;
+	plen = ntohs(h->len);
+	if (len != sizeof(*h) + plen)
+		return MRC_C_RX_DROP_LEN;
+	switch (h->type) {
+	case MRC_T_SYNACK:
+	case MRC_T_HSACK:
+		if (plen != sizeof(struct mrc_hs_payload))
+			return MRC_C_RX_DROP_LEN;
+		break;
+	case MRC_T_DATA:
+		break;
+	default:
+		if (plen)
+			return MRC_C_RX_DROP_LEN;
+	}
+	/*
+	 * Only a SYN goes to nobody; everything else names its receiver.  Only
+	 * a RST refusing a SYN comes from nobody.
+	 */
+	syn = h->type == MRC_T_SYN;
+
+	if (syn != !h->dst_id || (!h->src_id && h->type != MRC_T_RST))
+		return MRC_C_RX_DROP_BADID;
+	return MRC_C_RX_PACKETS;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_hdr_check);

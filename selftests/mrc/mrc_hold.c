@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrc_hold: keeps AF_MRC connections open for the control-plane selftests.
+ *   mrc_hold -l [-6] -p PORT                 accept connections, discard data
+ *   mrc_hold -c ADDR -p PORT [-t SECS] [-r KBPS]
+ * The client prints "connected" once connect() returns, then sends about
+ * KBPS kilobytes a second (default 256) for SECS seconds (default 30) and
+ * closes; it prints "done sent=N" at the end.  The listener prints
+ * "listening", serves every connection in its own process and runs until
+ * killed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "mrc_lib.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (void *)ss;
+	struct sockaddr_in *s4 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (host ? inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 : v6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	if (host && inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", host);
+		exit(2);
+	}
+	return sizeof(*s4);
+}
+
+static int serve(int port, int v6)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(NULL, port, v6, &ss);
+	static char buf[65536];
+	int fd, c;
+
+	signal(SIGCHLD, SIG_IGN);
+	fd = socket(mrc_family(), SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (void *)&ss, len) || listen(fd, 64)) {
+		perror("listen");
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	for (;;) {
+		c = accept(fd, NULL, NULL);
+		if (c < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("accept");
+			return 1;
+		}
+		if (fork() == 0) {
+			close(fd);
+			while (read(c, buf, sizeof(buf)) > 0)
+				;
+			_exit(0);
+		}
+		close(c);
+	}
+}
+
+static int client(const char *host, int port, double secs, int kbps)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(host, port, 0, &ss);
+	static char buf[8192];
+	unsigned long long sent = 0;
+	double start, t;
+	int fd;
+
+	fd = socket(mrc_family(), SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (void *)&ss, len)) {
+		printf("error %s\n", strerror(errno));
+		return 1;
+	}
+	printf("connected\n");
+	fflush(stdout);
+	memset(buf, 0x5a, sizeof(buf));
+	start = now_s();
+	while ((t = now_s() - start) < secs) {
+		if (sent < t * kbps * 1024) {
+			ssize_t n = write(fd, buf, sizeof(buf));
+
+			if (n < 0) {
+				printf("error %s\n", strerror(errno));
+				return 1;
+			}
+			sent += n;
+		} else {
+			usleep(5000);
+		}
+	}
+	close(fd);
+	printf("done sent=%llu\n", sent);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, listen_mode = 0, v6 = 0, port = 7000, kbps = 256;
+	const char *host = NULL;
+	double secs = 30;
+
+	while ((opt = getopt(argc, argv, "l6c:p:t:r:")) != -1) {
+		switch (opt) {
+		case 'l': listen_mode = 1; break;
+		case '6': v6 = 1; break;
+		case 'c': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 't': secs = atof(optarg); break;
+		case 'r': kbps = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: mrc_hold -l [-6] -p PORT | -c ADDR -p PORT [-t SECS] [-r KBPS]\n");
+			return 2;
+		}
+	}
+	if (listen_mode)
+		return serve(port, v6);
+	if (!host) {
+		fprintf(stderr, "mrc_hold: -l or -c ADDR\n");
+		return 2;
+	}
+	return client(host, port, secs, kbps);
+}

@@ -1,0 +1,226 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The control plane: the "mrc" generic netlink family through mrcctl and the
+# kernel's own ynl cli.py.  Config round trips and range checks, privilege,
+# connection and path dumps, EV policies, counters, events on a blackholed
+# spine, JSON output, and a UDP port change used by new connections.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+trap 'kill $(jobs -p) 2>/dev/null; ip netns del mrc-cfg 2>/dev/null; fabric_down' EXIT
+MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
+SPEC=$(cd ../../Documentation/netlink/specs && pwd)/mrc.yaml
+KSRC=${MRC_CACHE:-/var/cache/mrc}/linux-source-6.12
+out=$(mktemp -d)
+SPINES=4
+
+mrcctl() { "$MRCCTL" "$@"; }
+# ok CMD...: one TAP line named after the command's description in $DESC
+check() { tap_result $(( $1 == 0 )) "$2"; }
+
+tap_plan 42
+[ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
+fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
+ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
+
+# --- info ---------------------------------------------------------------
+fam=$(mrcctl -j info | jq -r .family)
+mrcctl info | sed 's/^/# /'
+[ "$fam" = "$(mrc_family)" ]
+check $? "info reports the live AF_MRC number ($fam)"
+
+# --- config: round trip of every key -------------------------------------
+declare -A want=(
+	[udp-port]=5001 [ev-count]=8 [ev-port-min]=40000 [ev-port-max]=50000
+	[retire-losses]=3 [ecn]=0 [redundancy]=2 [probe-interval-ms]=120
+	[min-rto-us]=2000 [max-rto-us]=3000000 [init-cwnd]=32
+	[user-timeout-ms]=10000 [dctcp-shift]=5 [delay-target-us]=1500
+)
+for k in udp-port ev-count ev-port-min ev-port-max retire-losses ecn redundancy \
+	 probe-interval-ms min-rto-us max-rto-us init-cwnd user-timeout-ms dctcp-shift \
+	 delay-target-us; do
+	mrcctl -n mrc-cfg config set "$k" "${want[$k]}" &&
+	got=$(mrcctl -n mrc-cfg -j config show | jq -r ".${k//-/_}") &&
+	txt=$(mrcctl -n mrc-cfg config show | awk -v k="$k" '$1 == k {print $2}')
+	[ "$got" = "${want[$k]}" ] && [ "$txt" = "${want[$k]}" ]
+	check $? "config $k: set ${want[$k]}, read back $got"
+done
+
+# --- config: out-of-range values are refused with the kernel's message ----
+refused() {	# EXPECTED-TEXT ARGS...: config set fails with EXPECTED-TEXT on stderr
+	local text=$1 err rc
+	shift
+	err=$(mrcctl -n mrc-cfg config set "$@" 2>&1 >/dev/null)
+	rc=$?
+	echo "# config set $*: rc $rc: $err"
+	[ $rc -ne 0 ] && grep -q -- "$text" <<< "$err"
+}
+refused "ev-count: integer out of range (valid range 1..256)" ev-count 0
+check $? "ev-count 0 is refused with the policy's range"
+refused "redundancy: integer out of range" redundancy 9 &&
+	refused "min-rto-us: integer out of range" min-rto-us 5
+check $? "redundancy 9 and min-rto-us 5 are refused"
+refused "ev-port-min is above ev-port-max" ev-port-min 60000 ev-port-max 50000
+check $? "ev-port-min above ev-port-max is refused with the kernel's message"
+refused "min-rto-us is above max-rto-us" min-rto-us 5000000 max-rto-us 4000000 &&
+	[ "$(mrcctl -n mrc-cfg -j config show | jq .min_rto_us)" = 2000 ]
+check $? "min-rto-us above max-rto-us is refused and nothing changes"
+mrcctl config set no-such-key 1 2>/dev/null; r1=$?
+mrcctl config set ev-count lots 2>/dev/null; r2=$?
+mrcctl bogus 2>/dev/null; r3=$?
+[ $r1 -ne 0 ] && [ $r2 -ne 0 ] && [ $r3 -ne 0 ]
+check $? "unknown keys, bad numbers and unknown words fail ($r1 $r2 $r3)"
+
+# --- privilege ----------------------------------------------------------
+err=$(ip netns exec mrc-cfg unshare -U -r "$MRCCTL" config set ev-count 4 2>&1)
+rc=$?
+echo "# unprivileged config set: rc $rc: $err"
+[ $rc -ne 0 ] && grep -q "Operation not permitted" <<< "$err" &&
+	[ "$(mrcctl -n mrc-cfg -j config show | jq .ev_count)" = 8 ]
+check $? "a user namespace without CAP_NET_ADMIN over the netns cannot change config"
+ip netns exec mrc-cfg unshare -U -r "$MRCCTL" policy add ports 50000 exclude 2>/dev/null
+rc1=$?
+v=$(ip netns exec mrc-cfg unshare -U -r "$MRCCTL" -j config show | jq .ev_count)
+ip netns exec mrc-cfg unshare -U -r "$MRCCTL" -j conn show | jq -e 'type == "array"' >/dev/null
+rc2=$?
+[ $rc1 -ne 0 ] && [ "$v" = 8 ] && [ $rc2 -eq 0 ]
+check $? "it cannot add policies but reads config and connections"
+
+# --- a live connection and its EVs ---------------------------------------
+ip netns exec $NS_B ./mrc_hold -l -p 7000 > "$out/srv" 2>&1 &
+for i in $(seq 1 50); do grep -q listening "$out/srv" && break; sleep 0.1; done
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 120 > "$out/cli1" 2>&1 &
+for i in $(seq 1 100); do grep -q connected "$out/cli1" && break; sleep 0.1; done
+sleep 1
+mrcctl -n $NS_A -j conn show -e > "$out/conn.json"
+mrcctl -n $NS_A conn show -e | sed 's/^/# /'
+jq -e --arg b "$B4" 'length >= 1 and (.[0].remote_addr == $b) and
+	(.[0].state == "established") and (.[0].remote_port == 7000) and
+	(.[0].evs | length >= 1) and all(.[0].evs[]; .port >= 49152)' \
+	"$out/conn.json" > /dev/null
+check $? "conn show lists the live connection with its EVs"
+id=$(jq '.[0].local_id' "$out/conn.json")
+mrcctl -n $NS_A -j conn show id "$id" -e | jq -e --argjson id "$id" \
+	'.[0].local_id == $id and (.[0].evs | length >= 1) and .[0].bytes_sent > 0' > /dev/null
+check $? "conn show id ID (a do request) returns that connection"
+err=$(mrcctl -n $NS_A conn show id 12345 2>&1)
+rc=$?
+[ $rc -ne 0 ] && grep -q "no connection with this local-id" <<< "$err"
+check $? "an unknown connection id is refused: $err"
+
+mrcctl -n $NS_A -j paths $B4 > "$out/paths.json"
+mrcctl -n $NS_A paths | sed 's/^/# /'
+jq -e --arg b "$B4" 'length >= 1 and all(.[]; .peer == $b and .conns >= 1)' \
+	"$out/paths.json" > /dev/null
+check $? "paths PEER: a heatmap row per source port toward the peer"
+[ "$(mrcctl -n $NS_A -j paths 10.9.9.9 | jq length)" = 0 ]
+check $? "paths of an unknown peer is empty"
+
+# --- the kernel's ynl cli.py ---------------------------------------------
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+ip netns exec $NS_A $py "$KSRC/tools/net/ynl/cli.py" --spec "$SPEC" --dump conn-get \
+	> "$out/cli.txt" 2>&1
+rc=$?
+head -n 12 "$out/cli.txt" | sed 's/^/# /'
+[ $rc -eq 0 ] && grep -q "'local-id': $id" "$out/cli.txt" && grep -q "'ev':" "$out/cli.txt"
+check $? "tools/net/ynl/cli.py --dump conn-get shows the connection"
+
+# --- EV policies -----------------------------------------------------------
+p1=$(mrcctl -n $NS_A -j policy add peer $B4 ports 50000-50100 exclude | jq .id)
+p2=$(mrcctl -n $NS_A -j policy add ports 60000 pin | jq .id)
+mrcctl -n $NS_A policy show | sed 's/^/# /'
+mrcctl -n $NS_A -j policy show | jq -e --arg b "$B4" --argjson p1 "$p1" --argjson p2 "$p2" \
+	'length == 2 and .[0].id == $p1 and .[0].peer == $b and .[0].port_min == 50000 and
+	 .[0].port_max == 50100 and .[0].action == "exclude" and .[1].id == $p2 and
+	 .[1].peer == "any" and .[1].action == "pin"' > /dev/null
+check $? "policy add/show: an exclude toward a peer and a pin for every peer"
+mrcctl -n $NS_A policy del "$p1" && mrcctl -n $NS_A policy del id "$p2" &&
+	[ "$(mrcctl -n $NS_A -j policy show | jq length)" = 0 ]
+check $? "policy del removes them"
+err=$(mrcctl -n $NS_A policy del 999 2>&1); rc1=$?
+err2=$(mrcctl -n $NS_A policy add ports 300-200 exclude 2>&1); rc2=$?
+echo "# $err / $err2"
+[ $rc1 -ne 0 ] && grep -q "no policy with this id" <<< "$err" &&
+	[ $rc2 -ne 0 ] && grep -q "port-min is above port-max" <<< "$err2"
+check $? "policy del of an unknown id and an inverted range are refused"
+
+# --- counters --------------------------------------------------------------
+abs=$(mrcctl -n $NS_A -j stats -a | jq .TxPackets)
+export MRCCTL_HISTORY=$out/hist
+mrcctl -n $NS_A stats -r
+sleep 1
+delta=$(mrcctl -n $NS_A -j stats | jq .TxPackets)
+abs2=$(mrcctl -n $NS_A -j stats -a -s | jq .TxPackets)
+echo "# TxPackets absolute $abs then $abs2, delta over 1 s $delta"
+[ "${abs:-0}" -gt 0 ] && [ "${delta:-0}" -gt 0 ] && [ "$delta" -lt "$abs2" ]
+check $? "stats: absolute counters and nstat-like deltas"
+unset MRCCTL_HISTORY
+
+# --- events: a blackholed spine retires EVs, healing re-admits them --------
+mrcctl -n $NS_A -j monitor > "$out/mon.json" 2>&1 &
+mon=$!
+mrcctl -n $NS_A monitor -t > "$out/mon.txt" 2>&1 &
+mon2=$!
+sleep 0.5
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 2 > "$out/cli2" 2>&1
+fabric_blackhole 1
+fabric_blackhole 2
+sleep 3
+mrcctl -n $NS_A -j paths $B4 > "$out/paths-dead.json"
+mrcctl -n $NS_A paths $B4 | sed 's/^/# /'
+fabric_heal 1
+fabric_heal 2
+sleep 4
+kill $mon $mon2 2>/dev/null
+wait $mon $mon2 2>/dev/null
+sed 's/^/# /' "$out/mon.txt" | head -20
+jq -e -s 'length > 0' "$out/mon.json" > /dev/null
+check $? "monitor -j prints one JSON object per event"
+jq -e '[.[] | select(.state == "retired")] | length >= 1' "$out/paths-dead.json" > /dev/null
+check $? "paths shows source ports of the dead spines as retired during the transfer"
+jq -e -s 'any(.[]; .event == "ev-retired")' "$out/mon.json" > /dev/null
+check $? "monitor reports ev-retired when spines are blackholed"
+jq -e -s 'any(.[]; .event == "ev-readmitted")' "$out/mon.json" > /dev/null
+check $? "monitor reports ev-readmitted when they heal"
+jq -e -s 'any(.[]; .event == "conn-established") and any(.[]; .event == "conn-closed")' \
+	"$out/mon.json" > /dev/null
+check $? "monitor reports conn-established and conn-closed"
+
+# --- every -j output is JSON ---------------------------------------------
+bad=0
+for args in "info" "config show" "conn show" "conn show -e" "paths" "policy show" \
+	    "stats" "stats -a -z"; do
+	# shellcheck disable=SC2086
+	mrcctl -n $NS_A -j $args | jq -e . > /dev/null || { echo "# not JSON: $args"; bad=1; }
+	# shellcheck disable=SC2086
+	mrcctl -n $NS_A -j -p $args | jq -e . > /dev/null || { echo "# not JSON: -p $args"; bad=1; }
+done
+check $bad "every show command's -j (and -j -p) output parses as JSON"
+
+# --- a new UDP port is used by new connections ------------------------------
+b0=$(mrcctl -n $NS_A -j conn show | jq "[.[] | select(.local_id == $id)][0].bytes_acked")
+mrcctl -n $NS_A config set udp-port 5555 && mrcctl -n $NS_B config set udp-port 5555
+check $? "udp-port changes with connections open"
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 60 > "$out/cli3" 2>&1 &
+for i in $(seq 1 100); do grep -q connected "$out/cli3" && break; sleep 0.1; done
+sleep 1
+mrcctl -n $NS_A -j conn show > "$out/conn2.json"
+jq -c '.[] | {local_id, udp_dport, state, bytes_acked}' "$out/conn2.json" | sed 's/^/# /'
+ip netns exec $NS_B ss -Huln | sed 's/^/# b: /'
+grep -q connected "$out/cli3" &&
+	jq -e --argjson id "$id" 'any(.[]; .local_id != $id and .udp_dport == 5555 and
+				      .state == "established")' "$out/conn2.json" > /dev/null &&
+	ip netns exec $NS_B ss -Huln | grep -q ":5555 "
+check $? "a new connection uses the new UDP port"
+b1=$(jq "[.[] | select(.local_id == $id)][0].bytes_acked" "$out/conn2.json")
+sleep 2
+b2=$(mrcctl -n $NS_A -j conn show | jq "[.[] | select(.local_id == $id)][0].bytes_acked")
+echo "# old connection bytes_acked: $b0 -> $b1 -> $b2"
+[ "$(jq "[.[] | select(.local_id == $id)][0].udp_dport" "$out/conn2.json")" = 4797 ] &&
+	[ "${b2:-0}" -gt "${b1:-0}" ] && ip netns exec $NS_B ss -Huln | grep -q ":4797 "
+check $? "the old connection keeps its port and keeps delivering"
+mrcctl -n $NS_A config set udp-port 4797 && mrcctl -n $NS_B config set udp-port 4797 &&
+	mrcctl -n $NS_A -j info | jq -e '.udp_port == 4797' > /dev/null
+check $? "udp-port goes back to a port whose old socket is still open"
+
+tap_done

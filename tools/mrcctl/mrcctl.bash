@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# bash completion for mrcctl(8)
+
+_mrcctl_keys="udp-port ev-count ev-port-min ev-port-max retire-losses ecn redundancy
+probe-interval-ms min-rto-us max-rto-us init-cwnd user-timeout-ms dctcp-shift delay-target-us"
+
+_mrcctl()
+{
+	local cur prev words cword obj i n
+	_init_completion || return
+
+	# skip the global options to find the object
+	for ((i = 1; i < cword; i++)); do
+		case "${words[i]}" in
+		-n | -netns | --netns) ((i++)) ;;
+		-*) ;;
+		*) obj=${words[i]}; break ;;
+		esac
+	done
+
+	if [[ $prev == @(-n|-netns|--netns) ]]; then
+		COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | awk '{print $1}')" -- "$cur"))
+		return
+	fi
+	if [[ -z $obj ]]; then
+		COMPREPLY=($(compgen -W "-j -p -n -h -V info config conn paths policy stats monitor help" -- "$cur"))
+		return
+	fi
+	n=$((cword - i))
+	case $obj in
+	config)
+		if ((n == 1)); then
+			COMPREPLY=($(compgen -W "show set" -- "$cur"))
+		elif [[ ${words[i + 1]} == set ]] && (((n - 2) % 2 == 0)); then
+			COMPREPLY=($(compgen -W "$_mrcctl_keys" -- "$cur"))
+		elif [[ $prev == ecn ]]; then
+			COMPREPLY=($(compgen -W "on off 0 1" -- "$cur"))
+		fi
+		;;
+	conn)
+		COMPREPLY=($(compgen -W "show -e evs id" -- "$cur"))
+		;;
+	paths)
+		((n == 1)) && COMPREPLY=($(compgen -W "show" -- "$cur"))
+		;;
+	policy)
+		if ((n == 1)); then
+			COMPREPLY=($(compgen -W "show add del flush" -- "$cur"))
+		elif [[ ${words[i + 1]} == add ]]; then
+			[[ $prev == @(peer|ports) ]] ||
+				COMPREPLY=($(compgen -W "peer ports exclude pin" -- "$cur"))
+		elif [[ ${words[i + 1]} == del ]]; then
+			COMPREPLY=($(compgen -W "id $(mrcctl -j policy show 2>/dev/null |
+				grep -o '"id":[0-9]*' | cut -d: -f2)" -- "$cur"))
+		fi
+		;;
+	stats)
+		COMPREPLY=($(compgen -W "-a -z -s -r" -- "$cur"))
+		;;
+	monitor)
+		COMPREPLY=($(compgen -W "-t count" -- "$cur"))
+		;;
+	esac
+} &&
+	complete -F _mrcctl mrcctl

@@ -1,0 +1,1504 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mrcctl - configure and watch AF_MRC (multipath reliable connections)
+ * through its generic netlink family "mrc" (linux/mrc_netlink.h, generated
+ * from Documentation/netlink/specs/mrc.yaml).
+ *
+ *   mrcctl [-j] [-p] [-n NETNS] OBJECT COMMAND [ARGS]
+ *
+ * See mrcctl.8.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/mrc.h>
+#include <linux/mrc_netlink.h>
+
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK 11
+#endif
+#ifndef NETLINK_GET_STRICT_CHK
+#define NETLINK_GET_STRICT_CHK 12
+#endif
+
+#define RCVBUF_SIZE	32768		/* the kernel's largest dump skb */
+#define EXIT_USAGE	1
+#define EXIT_KERNEL	2
+
+static const char *prog = "mrcctl";
+static bool json, pretty;
+static const char *netns;
+
+/* ---- output helpers ----------------------------------------------------- */
+
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+#define usage_error(...) die(EXIT_USAGE, __VA_ARGS__)
+
+/*
+ * A small JSON writer: containers on a stack, commas handled here.  With
+ * -p it indents like iproute2's pretty mode.
+ */
+static int jdepth;
+static bool jfirst[64] = { true };
+
+static void jindent(void)
+{
+	int i;
+
+	if (!pretty)
+		return;
+	putchar('\n');
+	for (i = 0; i < jdepth; i++)
+		fputs("    ", stdout);
+}
+
+static void jsep(void)
+{
+	if (!jdepth)		/* top level: one value per line */
+		return;
+	if (!jfirst[jdepth])
+		putchar(',');
+	jfirst[jdepth] = false;
+	jindent();
+}
+
+static void jstr_raw(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void jkey(const char *key)
+{
+	jsep();
+	if (key) {
+		jstr_raw(key);
+		putchar(':');
+		if (pretty)
+			putchar(' ');
+	}
+}
+
+static void jopen(const char *key, char c)
+{
+	jkey(key);
+	putchar(c);
+	jfirst[++jdepth] = true;
+}
+
+static void jclose(char c)
+{
+	bool empty = jfirst[jdepth];
+
+	jdepth--;
+	if (!empty)
+		jindent();
+	putchar(c);
+	if (!jdepth)
+		putchar('\n');
+}
+
+static void jobj(const char *key) { jopen(key, '{'); }
+static void jobj_end(void) { jclose('}'); }
+static void jarr(const char *key) { jopen(key, '['); }
+static void jarr_end(void) { jclose(']'); }
+
+static void ju64(const char *key, uint64_t v)
+{
+	jkey(key);
+	printf("%" PRIu64, v);
+}
+
+static void jdbl(const char *key, double v)
+{
+	jkey(key);
+	printf("%.3f", v);
+}
+
+static void jstr(const char *key, const char *v)
+{
+	jkey(key);
+	jstr_raw(v);
+}
+
+/* "ev-port-min" -> "ev_port_min" for JSON keys */
+static const char *jname(const char *name)
+{
+	static char buf[64];
+	size_t i;
+
+	for (i = 0; name[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = name[i] == '-' ? '_' : name[i];
+	buf[i] = 0;
+	return buf;
+}
+
+/* ---- netlink plumbing --------------------------------------------------- */
+
+static struct mnl_socket *nl;
+static uint16_t family_id;
+static uint32_t events_group;
+static unsigned int seq;
+static char rbuf[RCVBUF_SIZE];
+
+/* What was sent last, to name the attribute an error points at. */
+static char sbuf[16384];
+static const char *const *sent_names;
+static unsigned int sent_names_n;
+
+static void enter_netns(const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (strchr(name, '/'))
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die(EXIT_USAGE, "cannot open network namespace \"%s\": %s", name, strerror(errno));
+	if (setns(fd, CLONE_NEWNET) < 0)
+		die(EXIT_USAGE, "setting the network namespace \"%s\" failed: %s", name,
+		    strerror(errno));
+	close(fd);
+}
+
+static struct nlmsghdr *msg_start(char *buf, uint16_t type, uint16_t flags, uint8_t cmd)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = ++seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = type == GENL_ID_CTRL ? 1 : MRC_FAMILY_VERSION;
+	return nlh;
+}
+
+static const char *attr_name(uint16_t type)
+{
+	if (sent_names && type < sent_names_n && sent_names[type])
+		return sent_names[type];
+	return NULL;
+}
+
+/*
+ * Prints the kernel's refusal, with the extended ACK's message, the name of
+ * the attribute it points at and the policy's valid range, and exits.
+ */
+static void report_error(int error, const void *tlvs, size_t tlv_len)
+{
+	const char *msg = NULL, *bad = NULL;
+	uint64_t lo = 0, hi = 0;
+	bool have_range = false, is_signed = false;
+	int64_t slo = 0, shi = 0;
+	const struct nlattr *attr;
+
+	if (tlvs) {
+		mnl_attr_for_each_payload(tlvs, tlv_len) {
+			switch (mnl_attr_get_type(attr)) {
+			case NLMSGERR_ATTR_MSG:
+				msg = mnl_attr_get_str(attr);
+				break;
+			case NLMSGERR_ATTR_OFFS: {
+				uint32_t o = mnl_attr_get_u32(attr);
+				const struct nlattr *sa = (const void *)(sbuf + o);
+
+				if (o + sizeof(*sa) <= sizeof(sbuf))
+					bad = attr_name(mnl_attr_get_type(sa));
+				break;
+			}
+			case NLMSGERR_ATTR_MISS_TYPE:
+				bad = attr_name(mnl_attr_get_u32(attr));
+				if (!msg)
+					msg = "missing attribute";
+				break;
+			case NLMSGERR_ATTR_POLICY: {
+				const struct nlattr *p;
+
+				mnl_attr_for_each_nested(p, attr) {
+					switch (mnl_attr_get_type(p)) {
+					case NL_POLICY_TYPE_ATTR_MIN_VALUE_U:
+						lo = mnl_attr_get_u64(p);
+						have_range = true;
+						break;
+					case NL_POLICY_TYPE_ATTR_MAX_VALUE_U:
+						hi = mnl_attr_get_u64(p);
+						have_range = true;
+						break;
+					case NL_POLICY_TYPE_ATTR_MIN_VALUE_S:
+						slo = (int64_t)mnl_attr_get_u64(p);
+						is_signed = have_range = true;
+						break;
+					case NL_POLICY_TYPE_ATTR_MAX_VALUE_S:
+						shi = (int64_t)mnl_attr_get_u64(p);
+						is_signed = have_range = true;
+						break;
+					}
+				}
+				break;
+			}
+			}
+		}
+	}
+	fflush(stdout);
+	fprintf(stderr, "%s: Error: ", prog);
+	if (bad)
+		fprintf(stderr, "%s: ", bad);
+	fprintf(stderr, "%s", msg ? msg : strerror(-error));
+	if (have_range && !is_signed)
+		fprintf(stderr, " (valid range %" PRIu64 "..%" PRIu64 ")", lo, hi);
+	else if (have_range)
+		fprintf(stderr, " (valid range %" PRId64 "..%" PRId64 ")", slo, shi);
+	if (msg)
+		fprintf(stderr, " (%s)", strerror(-error));
+	fputc('\n', stderr);
+	exit(EXIT_KERNEL);
+}
+
+typedef int (*msg_cb)(const struct nlmsghdr *nlh, void *data);
+
+/* Sends @nlh and runs @cb on every reply until the ACK or the dump's end. */
+static void talk(struct nlmsghdr *nlh, msg_cb cb, void *data)
+{
+	unsigned int portid = mnl_socket_get_portid(nl);
+	bool dump = nlh->nlmsg_flags & NLM_F_DUMP;
+	uint32_t want = nlh->nlmsg_seq;
+	ssize_t n;
+
+	if (nlh->nlmsg_len <= sizeof(sbuf) && (char *)nlh != sbuf)
+		memcpy(sbuf, nlh, nlh->nlmsg_len);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		die(EXIT_KERNEL, "netlink send: %s", strerror(errno));
+	for (;;) {
+		const struct nlmsghdr *m;
+		int len;
+
+		n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
+		if (n < 0)
+			die(EXIT_KERNEL, "netlink receive: %s", strerror(errno));
+		len = n;
+		for (m = (void *)rbuf; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+			if (!mnl_nlmsg_portid_ok(m, portid) || m->nlmsg_seq != want)
+				continue;
+			if (m->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
+				size_t off = sizeof(*e);
+
+				if (!(m->nlmsg_flags & NLM_F_CAPPED))
+					off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+				if (e->error)
+					report_error(e->error, m->nlmsg_flags & NLM_F_ACK_TLVS ?
+						     (const char *)e + off : NULL,
+						     mnl_nlmsg_get_payload_len(m) - off);
+				if (!dump)
+					return;
+				continue;
+			}
+			if (m->nlmsg_type == NLMSG_DONE) {
+				const int *e = mnl_nlmsg_get_payload(m);
+
+				if (m->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) && *e < 0)
+					report_error(*e, m->nlmsg_flags & NLM_F_ACK_TLVS ?
+						     e + 1 : NULL,
+						     mnl_nlmsg_get_payload_len(m) - sizeof(int));
+				return;
+			}
+			if (cb && cb(m, data) < 0)
+				return;
+		}
+	}
+}
+
+static int ctrl_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *a, *g, *ga;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		switch (mnl_attr_get_type(a)) {
+		case CTRL_ATTR_FAMILY_ID:
+			family_id = mnl_attr_get_u16(a);
+			break;
+		case CTRL_ATTR_MCAST_GROUPS:
+			mnl_attr_for_each_nested(g, a) {
+				const char *name = NULL;
+				uint32_t id = 0;
+
+				mnl_attr_for_each_nested(ga, g) {
+					if (mnl_attr_get_type(ga) == CTRL_ATTR_MCAST_GRP_NAME)
+						name = mnl_attr_get_str(ga);
+					else if (mnl_attr_get_type(ga) == CTRL_ATTR_MCAST_GRP_ID)
+						id = mnl_attr_get_u32(ga);
+				}
+				if (name && !strcmp(name, MRC_MCGRP_EVENTS))
+					events_group = id;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+static void nl_open(void)
+{
+	char buf[256];
+	struct nlmsghdr *nlh;
+	int one = 1;
+
+	if (netns)
+		enter_netns(netns);
+	nl = mnl_socket_open(NETLINK_GENERIC);
+	if (!nl)
+		die(EXIT_KERNEL, "cannot open a generic netlink socket: %s", strerror(errno));
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		die(EXIT_KERNEL, "netlink bind: %s", strerror(errno));
+	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl, NETLINK_GET_STRICT_CHK, &one, sizeof(one));
+
+	nlh = msg_start(buf, GENL_ID_CTRL, NLM_F_ACK, CTRL_CMD_GETFAMILY);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, MRC_FAMILY_NAME);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		die(EXIT_KERNEL, "netlink send: %s", strerror(errno));
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
+		const struct nlmsghdr *m;
+		int len = n;
+
+		if (n < 0)
+			die(EXIT_KERNEL, "netlink receive: %s", strerror(errno));
+		for (m = (void *)rbuf; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+			if (m->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
+
+				if (e->error == -ENOENT)
+					die(EXIT_KERNEL, "the mrc module is not loaded "
+					    "(no generic netlink family \"%s\")", MRC_FAMILY_NAME);
+				if (e->error)
+					die(EXIT_KERNEL, "resolving family \"%s\": %s",
+					    MRC_FAMILY_NAME, strerror(-e->error));
+				if (!family_id)
+					die(EXIT_KERNEL, "no family id for \"%s\"",
+					    MRC_FAMILY_NAME);
+				return;
+			}
+			ctrl_cb(m, NULL);
+		}
+	}
+}
+
+static struct nlmsghdr *req(uint8_t cmd, uint16_t flags, const char *const *names,
+			    unsigned int n_names)
+{
+	sent_names = names;
+	sent_names_n = n_names;
+	return msg_start(sbuf, family_id, flags, cmd);
+}
+
+/* Attribute table of one message or nest: tb[type] = attribute. */
+#define TB_MAX 64
+
+static void parse_attrs(const struct nlattr *start, size_t len, const struct nlattr **tb)
+{
+	const struct nlattr *attr;
+
+	memset(tb, 0, TB_MAX * sizeof(*tb));
+	mnl_attr_for_each_payload(start, len) {
+		uint16_t t = mnl_attr_get_type(attr);
+
+		if (t < TB_MAX)
+			tb[t] = attr;
+	}
+}
+
+static void parse_msg(const struct nlmsghdr *nlh, const struct nlattr **tb)
+{
+	const char *p = mnl_nlmsg_get_payload_offset(nlh, sizeof(struct genlmsghdr));
+
+	parse_attrs((const void *)p, (const char *)nlh + nlh->nlmsg_len - p, tb);
+}
+
+static void parse_nest(const struct nlattr *nest, const struct nlattr **tb)
+{
+	parse_attrs(mnl_attr_get_payload(nest), mnl_attr_get_payload_len(nest), tb);
+}
+
+static uint64_t get_uint(const struct nlattr *a)
+{
+	if (!a)
+		return 0;
+	switch (mnl_attr_get_payload_len(a)) {
+	case 1:
+		return mnl_attr_get_u8(a);
+	case 2:
+		return mnl_attr_get_u16(a);
+	case 4:
+		return mnl_attr_get_u32(a);
+	case 8:
+		return mnl_attr_get_u64(a);
+	}
+	return 0;
+}
+
+static const char *get_addr(const struct nlattr *a, char *buf, size_t len)
+{
+	if (!a)
+		return "*";
+	if (mnl_attr_get_payload_len(a) == 4)
+		return inet_ntop(AF_INET, mnl_attr_get_payload(a), buf, len);
+	if (mnl_attr_get_payload_len(a) == 16)
+		return inet_ntop(AF_INET6, mnl_attr_get_payload(a), buf, len);
+	return "?";
+}
+
+/* addr:port, with [] around IPv6 */
+static const char *fmt_endpoint(const struct nlattr *a, uint16_t port, char *buf, size_t len)
+{
+	char ab[INET6_ADDRSTRLEN];
+
+	get_addr(a, ab, sizeof(ab));
+	if (a && mnl_attr_get_payload_len(a) == 16)
+		snprintf(buf, len, "[%s]:%u", ab, port);
+	else
+		snprintf(buf, len, "%s:%u", ab, port);
+	return buf;
+}
+
+/* ---- argument helpers --------------------------------------------------- */
+
+static bool matches(const char *word, const char *full)
+{
+	size_t n = strlen(word);
+
+	return n && n <= strlen(full) && !strncmp(word, full, n);
+}
+
+static uint64_t parse_u64(const char *what, const char *s, uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-')
+		usage_error("invalid value \"%s\" for %s: not a number", s, what);
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		usage_error("invalid value \"%s\" for %s: not a number", s, what);
+	if (v > max)
+		usage_error("invalid value \"%s\" for %s: at most %" PRIu64, s, what, max);
+	return v;
+}
+
+static int parse_addr(const char *s, void *out)
+{
+	if (inet_pton(AF_INET, s, out) == 1)
+		return 4;
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return 16;
+	usage_error("invalid address \"%s\"", s);
+	return 0;
+}
+
+static const char *const state_names[] = {
+	[MRC_STATE_CLOSED] = "closed", [MRC_STATE_LISTEN] = "listen",
+	[MRC_STATE_SYN_SENT] = "syn-sent", [MRC_STATE_ESTABLISHED] = "established",
+	[MRC_STATE_FIN_WAIT] = "fin-wait", [MRC_STATE_CLOSE_WAIT] = "close-wait",
+	[MRC_STATE_CLOSING] = "closing", [MRC_STATE_DONE] = "done",
+};
+
+static const char *const ev_state_names[] = {
+	[MRC_EV_ACTIVE] = "active", [MRC_EV_RETIRED] = "retired", [MRC_EV_FREE] = "free",
+};
+
+#define NAME_OF(tbl, v) ((v) < sizeof(tbl) / sizeof(tbl[0]) && tbl[v] ? tbl[v] : "unknown")
+
+/* ---- info --------------------------------------------------------------- */
+
+static const char *const feature_names[] = {
+	"ipv6", "seqpacket", "multipath", "ecn", "ev-policy", "events",
+};
+
+static int info_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[TB_MAX];
+	uint32_t feat;
+	unsigned int i;
+	bool first = true;
+
+	parse_msg(nlh, tb);
+	feat = get_uint(tb[MRC_A_INFO_FEATURES]);
+	if (json) {
+		jobj(NULL);
+		ju64("version", get_uint(tb[MRC_A_INFO_VERSION]));
+		ju64("family", get_uint(tb[MRC_A_INFO_FAMILY]));
+		ju64("udp_port", get_uint(tb[MRC_A_INFO_UDP_PORT]));
+		ju64("max_evs", get_uint(tb[MRC_A_INFO_MAX_EVS]));
+		jarr("features");
+		for (i = 0; i < 32; i++)
+			if (feat & (1u << i))
+				jstr(NULL, i < 6 ? feature_names[i] : "unknown");
+		jarr_end();
+		jobj_end();
+		return 0;
+	}
+	printf("mrc version %" PRIu64 " family %" PRIu64 " udp-port %" PRIu64 " max-evs %" PRIu64
+	       "\n", get_uint(tb[MRC_A_INFO_VERSION]), get_uint(tb[MRC_A_INFO_FAMILY]),
+	       get_uint(tb[MRC_A_INFO_UDP_PORT]), get_uint(tb[MRC_A_INFO_MAX_EVS]));
+	printf("features");
+	for (i = 0; i < 32; i++) {
+		if (feat & (1u << i)) {
+			printf("%c%s", first ? ' ' : ',', i < 6 ? feature_names[i] : "unknown");
+			first = false;
+		}
+	}
+	printf("\n");
+	return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	if (argc > 0)
+		usage_error("info takes no arguments (got \"%s\")", argv[0]);
+	talk(req(MRC_CMD_INFO_GET, NLM_F_ACK, NULL, 0), info_cb, NULL);
+	return 0;
+}
+
+/* ---- config ------------------------------------------------------------- */
+
+struct config_key {
+	const char *name;
+	uint16_t type;
+	int bytes;		/* 1, 2, 4 */
+	const char *unit;
+};
+
+static const struct config_key config_keys[] = {
+	{ "udp-port",		MRC_A_CONFIG_UDP_PORT,		2, "" },
+	{ "ev-count",		MRC_A_CONFIG_EV_COUNT,		2, "" },
+	{ "ev-port-min",	MRC_A_CONFIG_EV_PORT_MIN,	2, "" },
+	{ "ev-port-max",	MRC_A_CONFIG_EV_PORT_MAX,	2, "" },
+	{ "retire-losses",	MRC_A_CONFIG_RETIRE_LOSSES,	1, "" },
+	{ "ecn",		MRC_A_CONFIG_ECN,		1, "" },
+	{ "redundancy",		MRC_A_CONFIG_REDUNDANCY,	1, "" },
+	{ "probe-interval-ms",	MRC_A_CONFIG_PROBE_INTERVAL_MS,	4, "" },
+	{ "min-rto-us",		MRC_A_CONFIG_MIN_RTO_US,	4, "" },
+	{ "max-rto-us",		MRC_A_CONFIG_MAX_RTO_US,	4, "" },
+	{ "init-cwnd",		MRC_A_CONFIG_INIT_CWND,		4, "" },
+	{ "user-timeout-ms",	MRC_A_CONFIG_USER_TIMEOUT_MS,	4, "" },
+	{ "dctcp-shift",	MRC_A_CONFIG_DCTCP_SHIFT,	4, "" },
+	{ "delay-target-us",	MRC_A_CONFIG_DELAY_TARGET_US,	4, "" },
+};
+
+#define N_CONFIG (sizeof(config_keys) / sizeof(config_keys[0]))
+
+static const char *config_attr_names[MRC_A_CONFIG_MAX + 1];
+
+static void config_names_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < N_CONFIG; i++)
+		config_attr_names[config_keys[i].type] = config_keys[i].name;
+}
+
+static const struct config_key *config_key(const char *word)
+{
+	char name[64];
+	unsigned int i;
+	size_t j;
+
+	for (j = 0; word[j] && j < sizeof(name) - 1; j++)
+		name[j] = word[j] == '_' ? '-' : word[j];
+	name[j] = 0;
+	for (i = 0; i < N_CONFIG; i++)
+		if (!strcmp(name, config_keys[i].name))
+			return &config_keys[i];
+	return NULL;
+}
+
+static int config_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[TB_MAX];
+	unsigned int i;
+
+	parse_msg(nlh, tb);
+	if (json)
+		jobj(NULL);
+	for (i = 0; i < N_CONFIG; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		if (!tb[k->type])
+			continue;
+		if (json)
+			ju64(jname(k->name), get_uint(tb[k->type]));
+		else
+			printf("%s %" PRIu64 "\n", k->name, get_uint(tb[k->type]));
+	}
+	if (json)
+		jobj_end();
+	return 0;
+}
+
+static int cmd_config(int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+
+	config_names_init();
+	if (argc == 0 || matches(argv[0], "show")) {
+		if (argc > 1)
+			usage_error("config show takes no arguments (got \"%s\")", argv[1]);
+		talk(req(MRC_CMD_CONFIG_GET, NLM_F_ACK, NULL, 0), config_cb, NULL);
+		return 0;
+	}
+	if (!matches(argv[0], "set"))
+		usage_error("unknown config command \"%s\"; try \"%s config help\"", argv[0],
+			    prog);
+	argc--, argv++;
+	if (argc == 0)
+		usage_error("config set needs KEY VALUE pairs");
+	nlh = req(MRC_CMD_CONFIG_SET, NLM_F_ACK, config_attr_names, MRC_A_CONFIG_MAX + 1);
+	for (; argc > 0; argc -= 2, argv += 2) {
+		const struct config_key *k = config_key(argv[0]);
+		uint64_t max, v;
+
+		if (!k)
+			usage_error("unknown config key \"%s\"", argv[0]);
+		if (argc < 2)
+			usage_error("config key \"%s\" needs a value", k->name);
+		max = k->bytes == 4 ? UINT32_MAX : k->bytes == 2 ? UINT16_MAX : UINT8_MAX;
+		if (k->type == MRC_A_CONFIG_ECN && !strcmp(argv[1], "on"))
+			v = 1;
+		else if (k->type == MRC_A_CONFIG_ECN && !strcmp(argv[1], "off"))
+			v = 0;
+		else
+			v = parse_u64(k->name, argv[1], max);
+		if (k->bytes == 1)
+			mnl_attr_put_u8(nlh, k->type, v);
+		else if (k->bytes == 2)
+			mnl_attr_put_u16(nlh, k->type, v);
+		else
+			mnl_attr_put_u32(nlh, k->type, v);
+	}
+	talk(nlh, NULL, NULL);
+	return 0;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+struct conn_opts {
+	bool evs;
+	bool any;
+};
+
+static void print_ev_json(const struct nlattr *nest)
+{
+	const struct nlattr *tb[TB_MAX];
+
+	parse_nest(nest, tb);
+	jobj(NULL);
+	ju64("port", get_uint(tb[MRC_A_EV_PORT]));
+	jstr("state", NAME_OF(ev_state_names, get_uint(tb[MRC_A_EV_STATE])));
+	ju64("losses", get_uint(tb[MRC_A_EV_LOSSES]));
+	ju64("weight", get_uint(tb[MRC_A_EV_WEIGHT]));
+	ju64("srtt_us", get_uint(tb[MRC_A_EV_SRTT_US]));
+	ju64("min_rtt_us", get_uint(tb[MRC_A_EV_MIN_RTT_US]));
+	ju64("in_flight", get_uint(tb[MRC_A_EV_IN_FLIGHT]));
+	ju64("sent", get_uint(tb[MRC_A_EV_SENT]));
+	ju64("delivered", get_uint(tb[MRC_A_EV_DELIVERED]));
+	ju64("lost", get_uint(tb[MRC_A_EV_LOST]));
+	ju64("ce", get_uint(tb[MRC_A_EV_CE]));
+	jobj_end();
+}
+
+static void print_ev_text(const struct nlattr *nest)
+{
+	const struct nlattr *tb[TB_MAX];
+
+	parse_nest(nest, tb);
+	printf("\t%-6" PRIu64 " %-8s %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
+	       PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "\n",
+	       get_uint(tb[MRC_A_EV_PORT]),
+	       NAME_OF(ev_state_names, get_uint(tb[MRC_A_EV_STATE])),
+	       get_uint(tb[MRC_A_EV_LOSSES]), get_uint(tb[MRC_A_EV_WEIGHT]),
+	       get_uint(tb[MRC_A_EV_SRTT_US]), get_uint(tb[MRC_A_EV_MIN_RTT_US]),
+	       get_uint(tb[MRC_A_EV_IN_FLIGHT]), get_uint(tb[MRC_A_EV_SENT]),
+	       get_uint(tb[MRC_A_EV_DELIVERED]), get_uint(tb[MRC_A_EV_LOST]),
+	       get_uint(tb[MRC_A_EV_CE]));
+}
+
+static const struct {
+	const char *name;
+	uint16_t type;
+} conn_num_fields[] = {
+	{ "remote-id", MRC_A_CONN_REMOTE_ID },
+	{ "udp-dport", MRC_A_CONN_UDP_DPORT },
+	{ "ev-count", MRC_A_CONN_EV_COUNT },
+	{ "cwnd", MRC_A_CONN_CWND },
+	{ "in-flight", MRC_A_CONN_IN_FLIGHT },
+	{ "snd-wnd", MRC_A_CONN_SND_WND },
+	{ "mss", MRC_A_CONN_MSS },
+	{ "srtt-us", MRC_A_CONN_SRTT_US },
+	{ "rttvar-us", MRC_A_CONN_RTTVAR_US },
+	{ "min-rtt-us", MRC_A_CONN_MIN_RTT_US },
+	{ "rto-us", MRC_A_CONN_RTO_US },
+	{ "bytes-sent", MRC_A_CONN_BYTES_SENT },
+	{ "bytes-acked", MRC_A_CONN_BYTES_ACKED },
+	{ "bytes-received", MRC_A_CONN_BYTES_RECEIVED },
+	{ "packets-sent", MRC_A_CONN_PACKETS_SENT },
+	{ "packets-received", MRC_A_CONN_PACKETS_RECEIVED },
+	{ "retransmits", MRC_A_CONN_RETRANSMITS },
+	{ "packets-lost", MRC_A_CONN_PACKETS_LOST },
+	{ "rto-events", MRC_A_CONN_RTO_EVENTS },
+};
+
+static int conn_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct conn_opts *o = data;
+	const struct nlattr *tb[TB_MAX], *a;
+	char lb[INET6_ADDRSTRLEN + 16], rb[INET6_ADDRSTRLEN + 16];
+	const char *state;
+	unsigned int i;
+	int n_evs = 0;
+
+	parse_msg(nlh, tb);
+	o->any = true;
+	state = NAME_OF(state_names, get_uint(tb[MRC_A_CONN_STATE]));
+	if (json) {
+		jobj(NULL);
+		ju64("local_id", get_uint(tb[MRC_A_CONN_LOCAL_ID]));
+		ju64("family", get_uint(tb[MRC_A_CONN_FAMILY]));
+		jstr("local_addr", get_addr(tb[MRC_A_CONN_LOCAL_ADDR], lb, sizeof(lb)));
+		ju64("local_port", get_uint(tb[MRC_A_CONN_LOCAL_PORT]));
+		jstr("remote_addr", get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)));
+		ju64("remote_port", get_uint(tb[MRC_A_CONN_REMOTE_PORT]));
+		jstr("state", state);
+		for (i = 0; i < sizeof(conn_num_fields) / sizeof(conn_num_fields[0]); i++)
+			ju64(jname(conn_num_fields[i].name),
+			     get_uint(tb[conn_num_fields[i].type]));
+		if (o->evs) {
+			jarr("evs");
+			mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+				if (mnl_attr_get_type(a) == MRC_A_CONN_EV)
+					print_ev_json(a);
+			jarr_end();
+		}
+		jobj_end();
+		return 0;
+	}
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		n_evs += mnl_attr_get_type(a) == MRC_A_CONN_EV;
+	printf("id %08" PRIx64 " %s -> %s %s\n", get_uint(tb[MRC_A_CONN_LOCAL_ID]),
+	       fmt_endpoint(tb[MRC_A_CONN_LOCAL_ADDR], get_uint(tb[MRC_A_CONN_LOCAL_PORT]),
+			    lb, sizeof(lb)),
+	       fmt_endpoint(tb[MRC_A_CONN_REMOTE_ADDR], get_uint(tb[MRC_A_CONN_REMOTE_PORT]),
+			    rb, sizeof(rb)), state);
+	printf("\tremote-id %08" PRIx64 " udp-dport %" PRIu64 " evs %d/%" PRIu64 "\n",
+	       get_uint(tb[MRC_A_CONN_REMOTE_ID]), get_uint(tb[MRC_A_CONN_UDP_DPORT]), n_evs,
+	       get_uint(tb[MRC_A_CONN_EV_COUNT]));
+	printf("\tcwnd %" PRIu64 " in-flight %" PRIu64 " snd-wnd %" PRIu64 " mss %" PRIu64
+	       " srtt %" PRIu64 "us rttvar %" PRIu64 "us min-rtt %" PRIu64 "us rto %" PRIu64
+	       "us\n", get_uint(tb[MRC_A_CONN_CWND]), get_uint(tb[MRC_A_CONN_IN_FLIGHT]),
+	       get_uint(tb[MRC_A_CONN_SND_WND]), get_uint(tb[MRC_A_CONN_MSS]),
+	       get_uint(tb[MRC_A_CONN_SRTT_US]), get_uint(tb[MRC_A_CONN_RTTVAR_US]),
+	       get_uint(tb[MRC_A_CONN_MIN_RTT_US]), get_uint(tb[MRC_A_CONN_RTO_US]));
+	printf("\tbytes-sent %" PRIu64 " bytes-acked %" PRIu64 " bytes-received %" PRIu64
+	       " packets-sent %" PRIu64 " packets-received %" PRIu64 "\n",
+	       get_uint(tb[MRC_A_CONN_BYTES_SENT]), get_uint(tb[MRC_A_CONN_BYTES_ACKED]),
+	       get_uint(tb[MRC_A_CONN_BYTES_RECEIVED]), get_uint(tb[MRC_A_CONN_PACKETS_SENT]),
+	       get_uint(tb[MRC_A_CONN_PACKETS_RECEIVED]));
+	printf("\tretransmits %" PRIu64 " packets-lost %" PRIu64 " rto-events %" PRIu64 "\n",
+	       get_uint(tb[MRC_A_CONN_RETRANSMITS]), get_uint(tb[MRC_A_CONN_PACKETS_LOST]),
+	       get_uint(tb[MRC_A_CONN_RTO_EVENTS]));
+	if (o->evs) {
+		printf("\t%-6s %-8s %6s %6s %8s %8s %8s %10s %10s %8s %8s\n", "port", "state",
+		       "losses", "weight", "srtt", "min-rtt", "inflight", "sent", "delivered",
+		       "lost", "ce");
+		mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+			if (mnl_attr_get_type(a) == MRC_A_CONN_EV)
+				print_ev_text(a);
+	}
+	return 0;
+}
+
+static const char *const conn_attr_names[MRC_A_CONN_MAX + 1] = {
+	[MRC_A_CONN_LOCAL_ID] = "id",
+};
+
+static int cmd_conn(int argc, char **argv)
+{
+	struct conn_opts o = {};
+	struct nlmsghdr *nlh;
+	uint64_t id = 0;
+	bool have_id = false;
+
+	if (argc > 0 && matches(argv[0], "show"))
+		argc--, argv++;
+	else if (argc > 0 && !(argv[0][0] == '-' || !strcmp(argv[0], "id") ||
+			       matches(argv[0], "evs")))
+		usage_error("unknown conn command \"%s\"; try \"%s help\"", argv[0], prog);
+	for (; argc > 0; argc--, argv++) {
+		if (!strcmp(argv[0], "-e") || !strcmp(argv[0], "--evs") ||
+		    matches(argv[0], "evs")) {
+			o.evs = true;
+		} else if (!strcmp(argv[0], "id")) {
+			if (argc < 2)
+				usage_error("\"id\" needs a connection id");
+			id = parse_u64("id", argv[1], UINT32_MAX);
+			have_id = true;
+			argc--, argv++;
+		} else {
+			usage_error("unknown conn show argument \"%s\"", argv[0]);
+		}
+	}
+	if (json)
+		jarr(NULL);
+	if (have_id) {
+		nlh = req(MRC_CMD_CONN_GET, NLM_F_ACK, conn_attr_names, MRC_A_CONN_MAX + 1);
+		mnl_attr_put_u32(nlh, MRC_A_CONN_LOCAL_ID, id);
+	} else {
+		nlh = req(MRC_CMD_CONN_GET, NLM_F_DUMP, NULL, 0);
+	}
+	talk(nlh, conn_cb, &o);
+	if (json)
+		jarr_end();
+	return 0;
+}
+
+/* ---- paths (heatmap) ---------------------------------------------------- */
+
+struct paths_state {
+	char last_peer[INET6_ADDRSTRLEN];
+	unsigned int rows;
+};
+
+static int path_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct paths_state *s = data;
+	const struct nlattr *tb[TB_MAX];
+	char pb[INET6_ADDRSTRLEN];
+	uint64_t sent, lost;
+	double loss;
+
+	parse_msg(nlh, tb);
+	get_addr(tb[MRC_A_PATH_PEER_ADDR], pb, sizeof(pb));
+	sent = get_uint(tb[MRC_A_PATH_SENT]);
+	lost = get_uint(tb[MRC_A_PATH_LOST]);
+	loss = sent ? 100.0 * lost / sent : 0;
+	s->rows++;
+	if (json) {
+		jobj(NULL);
+		jstr("peer", pb);
+		ju64("port", get_uint(tb[MRC_A_PATH_PORT]));
+		jstr("state", NAME_OF(ev_state_names, get_uint(tb[MRC_A_PATH_STATE])));
+		ju64("conns", get_uint(tb[MRC_A_PATH_CONNS]));
+		ju64("retired", get_uint(tb[MRC_A_PATH_RETIRED]));
+		ju64("srtt_us", get_uint(tb[MRC_A_PATH_SRTT_US]));
+		ju64("min_rtt_us", get_uint(tb[MRC_A_PATH_MIN_RTT_US]));
+		ju64("in_flight", get_uint(tb[MRC_A_PATH_IN_FLIGHT]));
+		ju64("sent", sent);
+		ju64("delivered", get_uint(tb[MRC_A_PATH_DELIVERED]));
+		ju64("lost", lost);
+		jdbl("loss_pct", loss);
+		ju64("ce", get_uint(tb[MRC_A_PATH_CE]));
+		jobj_end();
+		return 0;
+	}
+	if (strcmp(pb, s->last_peer)) {
+		snprintf(s->last_peer, sizeof(s->last_peer), "%s", pb);
+		printf("peer %s\n", pb);
+		printf("\t%-6s %-8s %5s %7s %8s %8s %8s %10s %10s %8s %7s %8s\n", "port",
+		       "state", "conns", "retired", "srtt", "min-rtt", "inflight", "sent",
+		       "delivered", "lost", "loss%", "ce");
+	}
+	printf("\t%-6" PRIu64 " %-8s %5" PRIu64 " %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
+	       PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %7.2f %8" PRIu64 "\n",
+	       get_uint(tb[MRC_A_PATH_PORT]),
+	       NAME_OF(ev_state_names, get_uint(tb[MRC_A_PATH_STATE])),
+	       get_uint(tb[MRC_A_PATH_CONNS]), get_uint(tb[MRC_A_PATH_RETIRED]),
+	       get_uint(tb[MRC_A_PATH_SRTT_US]), get_uint(tb[MRC_A_PATH_MIN_RTT_US]),
+	       get_uint(tb[MRC_A_PATH_IN_FLIGHT]), sent, get_uint(tb[MRC_A_PATH_DELIVERED]),
+	       lost, loss, get_uint(tb[MRC_A_PATH_CE]));
+	return 0;
+}
+
+static const char *const path_attr_names[MRC_A_PATH_MAX + 1] = {
+	[MRC_A_PATH_PEER_ADDR] = "peer",
+};
+
+static int cmd_paths(int argc, char **argv)
+{
+	struct paths_state s = {};
+	struct nlmsghdr *nlh;
+	unsigned char addr[16];
+	int alen;
+
+	if (argc > 0 && (!strcmp(argv[0], "show") || !strcmp(argv[0], "peer")))
+		argc--, argv++;
+	if (argc > 1)
+		usage_error("paths takes at most one PEER address (got \"%s\")", argv[1]);
+	nlh = req(MRC_CMD_PATH_GET, NLM_F_DUMP, path_attr_names, MRC_A_PATH_MAX + 1);
+	if (argc == 1) {
+		alen = parse_addr(argv[0], addr);
+		mnl_attr_put(nlh, MRC_A_PATH_PEER_ADDR, alen, addr);
+	}
+	if (json)
+		jarr(NULL);
+	talk(nlh, path_cb, &s);
+	if (json)
+		jarr_end();
+	return 0;
+}
+
+/* ---- policies ----------------------------------------------------------- */
+
+static const char *const action_names[] = {
+	[MRC_POLICY_ACTION_EXCLUDE] = "exclude",
+	[MRC_POLICY_ACTION_PIN] = "pin",
+};
+
+static const char *const policy_attr_names[MRC_A_POLICY_MAX + 1] = {
+	[MRC_A_POLICY_ID] = "id", [MRC_A_POLICY_PEER_ADDR] = "peer",
+	[MRC_A_POLICY_PORT_MIN] = "ports (first)", [MRC_A_POLICY_PORT_MAX] = "ports (last)",
+	[MRC_A_POLICY_ACTION] = "action",
+};
+
+static int policy_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[TB_MAX];
+	char pb[INET6_ADDRSTRLEN];
+	const char *action;
+
+	parse_msg(nlh, tb);
+	action = NAME_OF(action_names, get_uint(tb[MRC_A_POLICY_ACTION]));
+	get_addr(tb[MRC_A_POLICY_PEER_ADDR], pb, sizeof(pb));
+	if (json) {
+		jobj(NULL);
+		ju64("id", get_uint(tb[MRC_A_POLICY_ID]));
+		if (tb[MRC_A_POLICY_PEER_ADDR])
+			jstr("peer", pb);
+		else
+			jstr("peer", "any");
+		ju64("port_min", get_uint(tb[MRC_A_POLICY_PORT_MIN]));
+		ju64("port_max", get_uint(tb[MRC_A_POLICY_PORT_MAX]));
+		jstr("action", action);
+		jobj_end();
+		return 0;
+	}
+	printf("id %" PRIu64 " peer %s ports %" PRIu64 "-%" PRIu64 " %s\n",
+	       get_uint(tb[MRC_A_POLICY_ID]), tb[MRC_A_POLICY_PEER_ADDR] ? pb : "any",
+	       get_uint(tb[MRC_A_POLICY_PORT_MIN]), get_uint(tb[MRC_A_POLICY_PORT_MAX]), action);
+	return 0;
+}
+
+static int policy_id_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[TB_MAX];
+
+	parse_msg(nlh, tb);
+	if (json) {
+		jobj(NULL);
+		ju64("id", get_uint(tb[MRC_A_POLICY_ID]));
+		jobj_end();
+	} else {
+		printf("id %" PRIu64 "\n", get_uint(tb[MRC_A_POLICY_ID]));
+	}
+	return 0;
+}
+
+static int collect_ids_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[TB_MAX];
+	uint32_t **ids = data;
+	static size_t n, cap;
+
+	parse_msg(nlh, tb);
+	if (n + 2 > cap) {
+		cap = cap ? 2 * cap : 64;
+		*ids = realloc(*ids, cap * sizeof(**ids));
+		if (!*ids)
+			die(EXIT_KERNEL, "out of memory");
+	}
+	(*ids)[n++] = get_uint(tb[MRC_A_POLICY_ID]);
+	(*ids)[n] = 0;
+	return 0;
+}
+
+static void policy_del(uint32_t id)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = req(MRC_CMD_POLICY_DEL, NLM_F_ACK, policy_attr_names, MRC_A_POLICY_MAX + 1);
+	mnl_attr_put_u32(nlh, MRC_A_POLICY_ID, id);
+	talk(nlh, NULL, NULL);
+}
+
+static int cmd_policy(int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+
+	if (argc == 0 || matches(argv[0], "show") || matches(argv[0], "list")) {
+		if (argc > 1)
+			usage_error("policy show takes no arguments (got \"%s\")", argv[1]);
+		if (json)
+			jarr(NULL);
+		talk(req(MRC_CMD_POLICY_GET, NLM_F_DUMP, NULL, 0), policy_cb, NULL);
+		if (json)
+			jarr_end();
+		return 0;
+	}
+	if (matches(argv[0], "add")) {
+		unsigned char addr[16];
+		bool have_ports = false, have_action = false;
+		uint64_t lo = 0, hi = 0;
+		uint8_t action = 0;
+		int alen = 0;
+		char *dash;
+
+		for (argc--, argv++; argc > 0; argc--, argv++) {
+			if (!strcmp(argv[0], "peer") || !strcmp(argv[0], "to")) {
+				if (argc < 2)
+					usage_error("\"%s\" needs an address", argv[0]);
+				alen = parse_addr(argv[1], addr);
+				argc--, argv++;
+			} else if (!strcmp(argv[0], "ports") || !strcmp(argv[0], "port")) {
+				if (argc < 2)
+					usage_error("\"%s\" needs PORT or MIN-MAX", argv[0]);
+				dash = strchr(argv[1], '-');
+				if (dash) {
+					*dash = 0;
+					hi = parse_u64("ports", dash + 1, UINT16_MAX);
+				}
+				lo = parse_u64("ports", argv[1], UINT16_MAX);
+				if (!dash)
+					hi = lo;
+				have_ports = true;
+				argc--, argv++;
+			} else if (!strcmp(argv[0], "exclude") || !strcmp(argv[0], "pin")) {
+				action = !strcmp(argv[0], "pin") ? MRC_POLICY_ACTION_PIN :
+				       MRC_POLICY_ACTION_EXCLUDE;
+				have_action = true;
+			} else {
+				usage_error("unknown policy add argument \"%s\"", argv[0]);
+			}
+		}
+		if (!have_ports)
+			usage_error("policy add needs \"ports MIN[-MAX]\"");
+		if (!have_action)
+			usage_error("policy add needs \"exclude\" or \"pin\"");
+		nlh = req(MRC_CMD_POLICY_ADD, NLM_F_ACK, policy_attr_names, MRC_A_POLICY_MAX + 1);
+		if (alen)
+			mnl_attr_put(nlh, MRC_A_POLICY_PEER_ADDR, alen, addr);
+		mnl_attr_put_u16(nlh, MRC_A_POLICY_PORT_MIN, lo);
+		mnl_attr_put_u16(nlh, MRC_A_POLICY_PORT_MAX, hi);
+		mnl_attr_put_u8(nlh, MRC_A_POLICY_ACTION, action);
+		talk(nlh, policy_id_cb, NULL);
+		return 0;
+	}
+	if (matches(argv[0], "delete") || !strcmp(argv[0], "del")) {
+		argc--, argv++;
+		if (argc > 0 && !strcmp(argv[0], "id"))
+			argc--, argv++;
+		if (argc != 1)
+			usage_error("usage: %s policy del [id] ID", prog);
+		policy_del(parse_u64("id", argv[0], UINT32_MAX));
+		return 0;
+	}
+	if (matches(argv[0], "flush")) {
+		uint32_t *ids = NULL, *p;
+
+		if (argc > 1)
+			usage_error("policy flush takes no arguments (got \"%s\")", argv[1]);
+		talk(req(MRC_CMD_POLICY_GET, NLM_F_DUMP, NULL, 0), collect_ids_cb, &ids);
+		for (p = ids; p && *p; p++)
+			policy_del(*p);
+		free(ids);
+		return 0;
+	}
+	usage_error("unknown policy command \"%s\"; try \"%s help\"", argv[0], prog);
+	return EXIT_USAGE;
+}
+
+/* ---- stats (nstat-like) -------------------------------------------------- */
+
+#define MAX_COUNTERS 256
+
+struct counter {
+	char name[48];
+	uint64_t value;
+};
+
+struct counters {
+	unsigned int n;
+	struct counter c[MAX_COUNTERS];
+};
+
+static int stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct counters *cs = data;
+	const struct nlattr *a, *tb[TB_MAX];
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) != MRC_A_STATS_COUNTER || cs->n >= MAX_COUNTERS)
+			continue;
+		parse_nest(a, tb);
+		if (!tb[MRC_A_COUNTER_NAME])
+			continue;
+		snprintf(cs->c[cs->n].name, sizeof(cs->c[0].name), "%s",
+			 mnl_attr_get_str(tb[MRC_A_COUNTER_NAME]));
+		cs->c[cs->n].value = get_uint(tb[MRC_A_COUNTER_VALUE]);
+		cs->n++;
+	}
+	return 0;
+}
+
+static void history_path(char *buf, size_t len)
+{
+	const char *env = getenv("MRCCTL_HISTORY");
+	struct stat st = {};
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	stat("/proc/self/ns/net", &st);
+	snprintf(buf, len, "/tmp/.mrcctl.u%u.net%lu", (unsigned int)getuid(),
+		 (unsigned long)st.st_ino);
+}
+
+static bool history_get(const struct counters *h, const char *name, uint64_t *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->n; i++) {
+		if (!strcmp(h->c[i].name, name)) {
+			*v = h->c[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	static struct counters now, hist;
+	bool absolute = false, zeros = false, update = true, reset = false;
+	char path[PATH_MAX], line[128];
+	unsigned int i;
+	FILE *f;
+
+	if (argc > 0 && matches(argv[0], "show"))
+		argc--, argv++;
+	for (; argc > 0; argc--, argv++) {
+		if (!strcmp(argv[0], "-a") || !strcmp(argv[0], "--absolute"))
+			absolute = true;
+		else if (!strcmp(argv[0], "-z") || !strcmp(argv[0], "--zeros"))
+			zeros = true;
+		else if (!strcmp(argv[0], "-s") || !strcmp(argv[0], "--no-update"))
+			update = false;
+		else if (!strcmp(argv[0], "-r") || !strcmp(argv[0], "--reset") ||
+			 !strcmp(argv[0], "reset"))
+			reset = true;
+		else
+			usage_error("unknown stats argument \"%s\"", argv[0]);
+	}
+	talk(req(MRC_CMD_STATS_GET, NLM_F_ACK, NULL, 0), stats_cb, &now);
+
+	history_path(path, sizeof(path));
+	if (!absolute && !reset) {
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f) && hist.n < MAX_COUNTERS) {
+			if (sscanf(line, "%47s %" SCNu64, hist.c[hist.n].name,
+				   &hist.c[hist.n].value) == 2)
+				hist.n++;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (update || reset) {
+		char tmp[PATH_MAX + 8];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		f = fopen(tmp, "w");
+		if (f) {
+			for (i = 0; i < now.n; i++)
+				fprintf(f, "%s %" PRIu64 "\n", now.c[i].name, now.c[i].value);
+			if (fclose(f) || rename(tmp, path))
+				unlink(tmp);
+		}
+	}
+	if (reset)
+		return 0;
+
+	if (json)
+		jobj(NULL);
+	for (i = 0; i < now.n; i++) {
+		uint64_t v = now.c[i].value, old;
+
+		if (!absolute && history_get(&hist, now.c[i].name, &old))
+			v = v >= old ? v - old : v;
+		if (!v && !zeros)
+			continue;
+		if (json)
+			ju64(now.c[i].name, v);
+		else
+			printf("%-28s %" PRIu64 "\n", now.c[i].name, v);
+	}
+	if (json)
+		jobj_end();
+	return 0;
+}
+
+/* ---- monitor ------------------------------------------------------------ */
+
+static void timestamp(void)
+{
+	struct timespec ts;
+	char buf[64];
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+	printf("[%s.%06ld] ", buf, ts.tv_nsec / 1000);
+}
+
+static int monitor_cb(const struct nlmsghdr *nlh, bool ts)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[TB_MAX], *etb[TB_MAX];
+	char lb[INET6_ADDRSTRLEN + 16], rb[INET6_ADDRSTRLEN + 16];
+	const char *ev;
+
+	switch (g->cmd) {
+	case MRC_CMD_CONN_ESTABLISHED_NTF:
+		ev = "conn-established";
+		break;
+	case MRC_CMD_CONN_CLOSED_NTF:
+		ev = "conn-closed";
+		break;
+	case MRC_CMD_EV_RETIRED_NTF:
+		ev = "ev-retired";
+		break;
+	case MRC_CMD_EV_READMITTED_NTF:
+		ev = "ev-readmitted";
+		break;
+	default:
+		return 0;
+	}
+	parse_msg(nlh, tb);
+	if (tb[MRC_A_CONN_EV])
+		parse_nest(tb[MRC_A_CONN_EV], etb);
+	if (json) {
+		jobj(NULL);
+		jstr("event", ev);
+		ju64("local_id", get_uint(tb[MRC_A_CONN_LOCAL_ID]));
+		if (tb[MRC_A_CONN_LOCAL_ADDR]) {
+			jstr("local_addr", get_addr(tb[MRC_A_CONN_LOCAL_ADDR], lb, sizeof(lb)));
+			ju64("local_port", get_uint(tb[MRC_A_CONN_LOCAL_PORT]));
+		}
+		jstr("remote_addr", get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)));
+		if (tb[MRC_A_CONN_REMOTE_PORT])
+			ju64("remote_port", get_uint(tb[MRC_A_CONN_REMOTE_PORT]));
+		if (tb[MRC_A_CONN_STATE])
+			jstr("state", NAME_OF(state_names, get_uint(tb[MRC_A_CONN_STATE])));
+		if (tb[MRC_A_CONN_EV]) {
+			ju64("port", get_uint(etb[MRC_A_EV_PORT]));
+			jstr("ev_state", NAME_OF(ev_state_names, get_uint(etb[MRC_A_EV_STATE])));
+			ju64("losses", get_uint(etb[MRC_A_EV_LOSSES]));
+			ju64("srtt_us", get_uint(etb[MRC_A_EV_SRTT_US]));
+			ju64("sent", get_uint(etb[MRC_A_EV_SENT]));
+			ju64("lost", get_uint(etb[MRC_A_EV_LOST]));
+		}
+		jobj_end();
+	} else {
+		if (ts)
+			timestamp();
+		if (tb[MRC_A_CONN_EV]) {
+			printf("%s id %08" PRIx64 " peer %s port %" PRIu64 " losses %" PRIu64
+			       " srtt %" PRIu64 "us sent %" PRIu64 " lost %" PRIu64 "\n", ev,
+			       get_uint(tb[MRC_A_CONN_LOCAL_ID]),
+			       get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)),
+			       get_uint(etb[MRC_A_EV_PORT]), get_uint(etb[MRC_A_EV_LOSSES]),
+			       get_uint(etb[MRC_A_EV_SRTT_US]), get_uint(etb[MRC_A_EV_SENT]),
+			       get_uint(etb[MRC_A_EV_LOST]));
+		} else {
+			printf("%s id %08" PRIx64 " %s -> %s %s\n", ev,
+			       get_uint(tb[MRC_A_CONN_LOCAL_ID]),
+			       fmt_endpoint(tb[MRC_A_CONN_LOCAL_ADDR],
+					    get_uint(tb[MRC_A_CONN_LOCAL_PORT]), lb, sizeof(lb)),
+			       fmt_endpoint(tb[MRC_A_CONN_REMOTE_ADDR],
+					    get_uint(tb[MRC_A_CONN_REMOTE_PORT]), rb, sizeof(rb)),
+			       NAME_OF(state_names, get_uint(tb[MRC_A_CONN_STATE])));
+		}
+	}
+	fflush(stdout);
+	return 1;
+}
+
+static int cmd_monitor(int argc, char **argv)
+{
+	unsigned long count = 0, seen = 0;
+	bool ts = false;
+	int group;
+
+	for (; argc > 0; argc--, argv++) {
+		if (!strcmp(argv[0], "-t") || !strcmp(argv[0], "--timestamp"))
+			ts = true;
+		else if (!strcmp(argv[0], "count") && argc > 1)
+			count = parse_u64("count", (argc--, *++argv), ULONG_MAX);
+		else
+			usage_error("unknown monitor argument \"%s\"", argv[0]);
+	}
+	if (!events_group)
+		die(EXIT_KERNEL, "the mrc family has no \"%s\" group", MRC_MCGRP_EVENTS);
+	group = events_group;
+	if (mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0)
+		die(EXIT_KERNEL, "joining the events group: %s", strerror(errno));
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
+		const struct nlmsghdr *m;
+		int len = n;
+
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				fprintf(stderr, "%s: events lost (receive buffer full)\n", prog);
+				continue;
+			}
+			die(EXIT_KERNEL, "netlink receive: %s", strerror(errno));
+		}
+		for (m = (void *)rbuf; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+			if (m->nlmsg_type != family_id)
+				continue;
+			seen += monitor_cb(m, ts);
+			if (count && seen >= count)
+				return 0;
+		}
+	}
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [OPTIONS] OBJECT [COMMAND [ARGS]]\n"
+		"OPTIONS := { -j[son] | -p[retty] | -n[etns] NETNS | -h[elp] | -V[ersion] }\n"
+		"OBJECT and COMMAND :=\n"
+		"  info\n"
+		"  config [ show ]\n"
+		"  config set KEY VALUE [ KEY VALUE ]...\n"
+		"  conn [ show ] [ -e | evs ] [ id ID ]\n"
+		"  paths [ PEER ]\n"
+		"  policy [ show ]\n"
+		"  policy add [ peer ADDR ] ports MIN[-MAX] { exclude | pin }\n"
+		"  policy del [ id ] ID\n"
+		"  policy flush\n"
+		"  stats [ -a ] [ -z ] [ -s ] [ -r ]\n"
+		"  monitor [ -t ] [ count N ]\n"
+		"KEY := { udp-port | ev-count | ev-port-min | ev-port-max | retire-losses |\n"
+		"         ecn | redundancy | probe-interval-ms | min-rto-us | max-rto-us |\n"
+		"         init-cwnd | user-timeout-ms | dctcp-shift | delay-target-us }\n",
+		prog);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "info", cmd_info },
+	{ "config", cmd_config },
+	{ "conn", cmd_conn },
+	{ "connections", cmd_conn },
+	{ "paths", cmd_paths },
+	{ "policy", cmd_policy },
+	{ "stats", cmd_stats },
+	{ "monitor", cmd_monitor },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+
+	for (argc--, argv++; argc > 0 && argv[0][0] == '-'; argc--, argv++) {
+		const char *o = argv[0] + (argv[0][1] == '-' ? 2 : 1);
+
+		if (!strcmp(o, "j") || !strcmp(o, "json")) {
+			json = true;
+		} else if (!strcmp(o, "p") || !strcmp(o, "pretty")) {
+			pretty = true;
+		} else if (!strcmp(o, "n") || !strcmp(o, "netns")) {
+			if (argc < 2)
+				usage_error("option \"%s\" needs a namespace name", argv[0]);
+			netns = argv[1];
+			argc--, argv++;
+		} else if (!strcmp(o, "h") || !strcmp(o, "help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(o, "V") || !strcmp(o, "version")) {
+			printf("%s (mrc genetlink family version %d)\n", prog, MRC_FAMILY_VERSION);
+			return 0;
+		} else {
+			usage_error("unknown option \"%s\"; try \"%s -h\"", argv[0], prog);
+		}
+	}
+	if (argc == 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!matches(argv[0], cmds[i].name))
+			continue;
+		if (argc > 1 && !strcmp(argv[1], "help")) {
+			usage(stdout);
+			return 0;
+		}
+		nl_open();
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
+	usage_error("unknown object \"%s\"; try \"%s help\"", argv[0], prog);
+	return EXIT_USAGE;
+}
