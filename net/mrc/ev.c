@@ -126,8 +126,8 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick);
  * @best_rtt_us: the connection's smallest RTT (the uncongested path)
  *
  * Full weight for an EV at the best RTT, scaled down as its smoothed RTT
- * grows (queueing on its path), by its recent CE-mark fraction, and by a
- * quarter after a loss.  Never zero, so a recovering path keeps being
+ * grows (queueing on its path), in proportion to its recent CE-marked
+ * fraction, and to a quarter after a loss.  Never zero, so a recovering path keeps being
  * measured.
  * Return: weight in 1..MRC_EV_WEIGHT_MAX.
  */
@@ -137,11 +137,9 @@ u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us)
 
 	if (ev->srtt_us && best_rtt_us && ev->srtt_us > best_rtt_us)
 		w = (u64)w * best_rtt_us / ev->srtt_us;
-	if (ev->delivered) {
-		u32 ce_frac = (u64)min(ev->ce, ev->delivered) * MRC_EV_WEIGHT_MAX / ev->delivered;
-
-		w = w * (MRC_EV_WEIGHT_MAX - ce_frac / 2) / MRC_EV_WEIGHT_MAX;
-	}
+	/* ECN is the load balancer's signal: a marking path loses its share */
+	w = w * (MRC_EV_WEIGHT_MAX - min_t(u32, ev->ce_ewma, MRC_EV_WEIGHT_MAX)) /
+	    MRC_EV_WEIGHT_MAX;
 	if (ev->losses)
 		w /= 4;
 	return clamp_t(u32, w, 16, MRC_EV_WEIGHT_MAX);
@@ -152,26 +150,41 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
  * mrc_ev_delivered() - a packet sent on @ev was acknowledged
  * @ev: the EV
  * @tx_us: when the packet was sent
- * @rtt_us: its RTT, 0 when ambiguous (retransmitted)
  * @ce: the receiver saw it CE-marked
  * @best_rtt_us: the connection's smallest RTT
  */
-void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, u32 rtt_us, bool ce, u32 best_rtt_us)
+void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, bool ce, u32 best_rtt_us)
 {
 	ev->delivered++;
 	ev->losses = 0;
-	if (ce)
+	/* EWMA with gain 1/8 of the marked fraction */
+	ev->ce_ewma -= ev->ce_ewma / 8;
+	if (ce) {
 		ev->ce++;
+		ev->ce_ewma += MRC_EV_WEIGHT_MAX / 8;
+	}
 	if ((s32)(tx_us - ev->last_delivered_tx_us) > 0 || ev->delivered == 1)
 		ev->last_delivered_tx_us = tx_us;
-	if (rtt_us) {
-		ev->srtt_us = ev->srtt_us ? ev->srtt_us - ev->srtt_us / 8 + rtt_us / 8 : rtt_us;
-		if (!ev->min_rtt_us || rtt_us < ev->min_rtt_us)
-			ev->min_rtt_us = rtt_us;
-	}
 	ev->weight = mrc_ev_weight(ev, best_rtt_us);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_delivered);
+
+/**
+ * mrc_ev_rtt_sample() - an RTT measured on @ev
+ * @ev: the EV
+ * @rtt_us: from the timestamp echo of an ACK naming @ev (exact: not from
+ *	when a delivery was learnt, which a lost ACK delays)
+ * @best_rtt_us: the connection's smallest RTT
+ */
+void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 best_rtt_us)
+{
+	rtt_us = max(rtt_us, 1U);
+	ev->srtt_us = ev->srtt_us ? ev->srtt_us - ev->srtt_us / 8 + rtt_us / 8 : rtt_us;
+	if (!ev->min_rtt_us || rtt_us < ev->min_rtt_us)
+		ev->min_rtt_us = rtt_us;
+	ev->weight = mrc_ev_weight(ev, best_rtt_us);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_rtt_sample);
 
 /**
  * mrc_ev_lost() - a packet sent on @ev was inferred lost

@@ -28,7 +28,8 @@ void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_ra
 		  u32 *born);
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us);
-void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, u32 rtt_us, bool ce, u32 best_rtt_us);
+void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, bool ce, u32 best_rtt_us);
+void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 best_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe);

@@ -177,7 +177,8 @@ static void mrc_our_fin_acked(struct mrc_sock *msk)
 {
 	switch (msk->state) {
 	case MRC_STATE_FIN_WAIT:
-		if (msk->fin_received || msk->orphan_fin)
+		/* an orphan still waits (bounded) to acknowledge the peer's FIN */
+		if (msk->fin_received)
 			mrc_done(msk, 0);
 		break;
 	case MRC_STATE_CLOSING:
@@ -217,9 +218,21 @@ void mrc_retire_ev(struct mrc_sock *msk, int idx)
 		msk->evs[fresh].weight = MRC_EV_WEIGHT_MAX;
 }
 
+/* The echoed timestamp belongs to the packet that travelled on EV @port. */
+static void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample)
+{
+	u16 i;
+
+	for (i = 0; i < msk->ev_cap; i++) {
+		if (msk->evs[i].state != MRC_EV_FREE && msk->evs[i].port == port) {
+			mrc_ev_rtt_sample(&msk->evs[i], sample, msk->rtt.min_rtt_us);
+			return;
+		}
+	}
+}
+
 /* A segment was acked or sacked: credit its EV.  Return: 1 if CE-marked. */
-static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u32 now_us,
-			     u16 ce_port)
+static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce_port)
 {
 	struct mrc_ev *ev = mrc_ev_of(msk, cb);
 	bool ce = ce_port && cb->ev_port == ce_port;
@@ -230,8 +243,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u32 no
 		return ce;
 	if (ev->in_flight && !cb->lost)
 		ev->in_flight--;
-	mrc_ev_delivered(ev, cb->sent_us, cb->tx_count == 1 ? now_us - cb->sent_us : 0, ce,
-			 msk->rtt.min_rtt_us);
+	mrc_ev_delivered(ev, cb->sent_us, ce, msk->rtt.min_rtt_us);
 	return ce;
 }
 
@@ -308,7 +320,7 @@ static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u32 now_us, u16
 			break;
 		if (!off || !(sack & (1ULL << (off - 1))) || cb->sacked)
 			continue;
-		ce += mrc_seg_delivered(msk, cb, now_us, ce_port);
+		ce += mrc_seg_delivered(msk, cb, ce_port);
 		(*delivered)++;
 		cb->sacked = 1;
 		if (!cb->lost)
@@ -355,8 +367,10 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (tsecr) {
 		u32 sample = now_us - tsecr;
 
-		if (sample < 10 * USEC_PER_SEC)
+		if (sample < 10 * USEC_PER_SEC) {
 			mrc_rtt_sample(&msk->rtt, sample);
+			mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), sample);
+		}
 	}
 	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW))
 		mrc_probe_answered(msk, ntohs(h->ack_ev));
@@ -365,7 +379,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 
 		if (!cb->sacked) {
-			ce += mrc_seg_delivered(msk, cb, now_us, ce_port);
+			ce += mrc_seg_delivered(msk, cb, ce_port);
 			delivered++;
 			if (!cb->lost)
 				msk->in_flight--;
@@ -402,10 +416,16 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		return true;
 	mrc_push(msk);
 	/* the RTO is the last resort: any delivery, sacked too, defers it */
-	if (skb_queue_empty(&sk->sk_write_queue))
+	if (!skb_queue_empty(&sk->sk_write_queue)) {
+		if (delivered)
+			mrc_arm_rto(msk);
+	} else if (msk->orphan_fin) {
+		/* FIN_WAIT of a closed socket: the peer's FIN has this long */
+		sk_reset_timer(sk, &msk->rto_timer,
+			       jiffies + msecs_to_jiffies(MRC_ORPHAN_FIN_WAIT_MS));
+	} else {
 		sk_stop_timer(sk, &msk->rto_timer);
-	else if (delivered)
-		mrc_arm_rto(msk);
+	}
 	return true;
 }
 
@@ -547,8 +567,12 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		}
 		ack_now = true;
 	}
-	if (msk->state == MRC_STATE_DONE)
+	if (msk->state == MRC_STATE_DONE) {
+		/* the peer's FIN completed the close: acknowledge it still */
+		if (msk->fin_received)
+			mrc_send_ack(msk);
 		return;
+	}
 	if (ack_now || ++msk->ack_pending >= 2)
 		mrc_send_ack(msk);
 	else
@@ -626,6 +650,7 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	if ((hdr.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == MRC_F_PROBE) {
 		/* a probe of a retired EV: answer at once, echoing its port */
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
+		msk->last_tsval = ntohl(hdr.tsval);
 		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE | MRC_F_ACKNOW, NULL, 0);
 	}
 	if (!mrc_ack_rcv(msk, &hdr)) {

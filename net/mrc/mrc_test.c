@@ -216,10 +216,9 @@ static void mrc_ev_weight_test(struct kunit *test)
 	ev.srtt_us = 4000;	/* queueing: a quarter of the share */
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 256);
 	ev.srtt_us = 1000;
-	ev.delivered = 100;
-	ev.ce = 100;		/* every delivery marked: half */
+	ev.ce_ewma = 512;	/* half the recent deliveries marked: half */
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 512);
-	ev.ce = 0;
+	ev.ce_ewma = 0;
 	ev.losses = 1;
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 256);
 	ev.srtt_us = 1000000;	/* never zero */
@@ -244,8 +243,18 @@ static void mrc_ev_retire_readmit_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, evs[2].port, old);
 	KUNIT_EXPECT_NE(test, evs[4].port, old);
 	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 8), 4);
+	/* marks pull the recent CE fraction up, clean deliveries down */
+	for (int i = 0; i < 40; i++)
+		mrc_ev_delivered(&evs[1], 10, true, 100);
+	KUNIT_EXPECT_GT(test, evs[1].ce_ewma, 900);
+	KUNIT_EXPECT_LT(test, evs[1].weight, 128);
+	for (int i = 0; i < 40; i++)
+		mrc_ev_delivered(&evs[1], 10, false, 100);
+	KUNIT_EXPECT_LT(test, evs[1].ce_ewma, 100);
 	/* a delivery resets the loss run */
-	mrc_ev_delivered(&evs[0], 10, 100, false, 100);
+	mrc_ev_delivered(&evs[0], 10, false, 100);
+	mrc_ev_rtt_sample(&evs[0], 100, 100);
+	KUNIT_EXPECT_EQ(test, evs[0].srtt_us, 100u);
 	KUNIT_EXPECT_EQ(test, evs[0].losses, 0);
 	/* re-admission restores the port and frees the youngest replacement */
 	freed = mrc_ev_readmit(evs, 8, 2, 4);

@@ -236,6 +236,10 @@ enum {
 
 #define MRC_MAX_EVS	256
 
+/* How long a closed socket waits for the peer's FIN, and retries its own */
+#define MRC_ORPHAN_FIN_WAIT_MS	3000
+#define MRC_ORPHAN_TIMEOUT_MS	5000
+
 /**
  * struct mrc_ev - one entropy value (outer UDP source port) of a connection
  * @port: the UDP source port
@@ -251,6 +255,7 @@ enum {
  * @delivered: packets acked or sacked
  * @lost: packets inferred lost
  * @ce: deliveries the receiver saw CE-marked
+ * @ce_ewma: recent CE-marked fraction of deliveries, 0..MRC_EV_WEIGHT_MAX
  * @last_delivered_tx_us: send time of the newest delivered packet
  * @last_ack: jiffies of the last delivery
  * @next_probe: jiffies of the next probe (retired EVs)
@@ -264,6 +269,7 @@ struct mrc_ev {
 	u8	losses;
 	u8	probe_backoff;
 	u16	weight;
+	u16	ce_ewma;
 	s32	swrr;
 	u32	srtt_us;
 	u32	min_rtt_us;

@@ -926,9 +926,16 @@ static int mrc_release(struct socket *sock)
 			mrc_abort(msk);
 			break;
 		}
+		msk->orphan_fin = 1;
+		/* nobody waits for an orphan: bound how long it keeps trying */
+		msk->user_timeout_ms = min_not_zero(msk->user_timeout_ms,
+						    (u32)MRC_ORPHAN_TIMEOUT_MS);
+		msk->progress_stamp = jiffies;
 		if (!(sk->sk_shutdown & SEND_SHUTDOWN))
 			mrc_queue_fin(msk);
-		msk->orphan_fin = 1;
+		else if (skb_queue_empty(&sk->sk_write_queue) && msk->state == MRC_STATE_FIN_WAIT)
+			sk_reset_timer(sk, &msk->rto_timer,
+				       jiffies + msecs_to_jiffies(MRC_ORPHAN_FIN_WAIT_MS));
 		break;
 	default:
 		break;

@@ -10,16 +10,19 @@
 #include "ev.h"
 
 #define MRC_DELACK_US	1000
+/* RTO slack over twice the slowest path's RTT: scheduling jitter */
+#define MRC_RTO_SLACK_US	10000
 
 /*
  * The RTO must outlast the slowest active path, not the blend of all paths'
  * samples: packets sprayed onto a slow path would else time out and be
- * resent while on their way.
+ * resent while on their way.  Losses are found by the EV rules long before;
+ * the RTO is the last resort, so it errs on the long side.
  */
 void mrc_arm_rto(struct mrc_sock *msk)
 {
 	u32 us = mrc_rtt_rto(&msk->rtt, msk->backoff);
-	u32 slow = msk->slowest_rtt_us + msk->slowest_rtt_us / 2 + 4000;
+	u32 slow = 2 * msk->slowest_rtt_us + MRC_RTO_SLACK_US;
 
 	if (msk->backoff < 16)
 		slow <<= msk->backoff;
@@ -62,6 +65,11 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	case MRC_STATE_DONE:
 		return;
 	}
+	if (msk->orphan_fin && skb_queue_empty(&sk->sk_write_queue)) {
+		/* closed, our FIN acknowledged, the peer's never came */
+		mrc_done(msk, 0);
+		return;
+	}
 	if (mrc_user_timed_out(msk)) {
 		mrc_count(msk->mn, MRC_C_CONN_TIMEOUT);
 		if (msk->remote_id)
@@ -94,12 +102,17 @@ void mrc_rto_fire(struct mrc_sock *msk)
 			continue;
 		cb->lost = 1;
 		msk->stats.packets_lost++;
-		/* the last resort also charges the EV: its path may be dead */
+		/*
+		 * The last resort also charges an EV that delivered nothing
+		 * sent after this packet: its path may be dead.  One that did
+		 * deliver later packets is alive, only slow or jittery.
+		 */
 		ev = mrc_ev_of(msk, cb);
 		if (!ev)
 			continue;
 		ev->in_flight = 0;
-		if (mrc_ev_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses)))
+		if ((s32)(ev->last_delivered_tx_us - cb->sent_us) <= 0 &&
+		    mrc_ev_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses)))
 			mrc_retire_ev(msk, cb->ev_idx);
 	}
 	if (outstanding) {

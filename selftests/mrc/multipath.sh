@@ -11,7 +11,7 @@ trap 'kill $(jobs -p) 2>/dev/null; fabric_down' EXIT
 SPINES=4
 out=$(mktemp -d)
 
-tap_plan 10
+tap_plan 11
 fabric_up $SPINES || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 
 # spray DST BYTES NAME: a transfer; every spine must carry >= 10 % of it.
@@ -45,6 +45,24 @@ mbps=$(kv "$out/rx" mbps)
 echo "# 4 x 8 Mbit/s spines: one MRC connection at $mbps Mbit/s"
 tap_result "$(awk -v m="$mbps" 'BEGIN { print (m > 12) ? 1 : 0 }')" \
 	"one connection over 4 rate-limited spines exceeds 1.5 spines' rate ($mbps Mbit/s > 12)"
+for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
+
+# Congestion: spine 1 at a tenth of the others' rate behind an ECN-marking
+# queue; CE marks and its queueing delay steer EVs away from it.
+for i in 2 3 4; do fabric_shape "$i" 40mbit -; done
+fabric_shape_ecn 1 4mbit
+ce0=$(mrc_stat $NS_B RxCeMarked)
+read -ra before <<< "$(fabric_counts ab)"
+xfer_start $NS_B 7010 "$out/rx"
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7010 -n $((12 << 20)) > "$out/tx"
+wait $XFER_PID
+read -ra after <<< "$(fabric_counts ab)"
+s1=$((after[0] - before[0]))
+others=$(( (after[1] - before[1] + after[2] - before[2] + after[3] - before[3]) / 3 ))
+ce1=$(mrc_stat $NS_B RxCeMarked)
+echo "# ECN spine at 4 Mbit/s: $(tail -n 1 "$out/rx"); its packets $s1 vs $others on each other spine; CE marks $((ce1 - ce0))"
+tap_result $(( ce1 > ce0 && s1 * 3 < others )) \
+	"a slow ECN-marking spine gets well under its share (< 1/3 of the others)"
 for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
 
 # Failover: blackhole spine 2 one second into a transfer.

@@ -49,7 +49,7 @@ out=/dev/ttyS1
 		done
 		cat > /etc/modprobe.d/mrc.conf <<-CONF
 		alias net-pf-$fam mrc
-		install mrc /sbin/modprobe -a udp_tunnel ip6_udp_tunnel && /sbin/insmod $kdir/updates/mrc.ko ${MRC_MODPARAMS:-}
+		install mrc /sbin/modprobe -a udp_tunnel ip6_udp_tunnel && /sbin/insmod $kdir/updates/mrc.ko ${MRC_MODPARAMS:-} \$CMDLINE_OPTS
 		CONF
 		[ -n "${MRC_NO_LOAD:-}" ] || modprobe mrc || exit 1
 	fi

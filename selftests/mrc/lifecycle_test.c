@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Connection lifecycle on loopback: 1000 concurrent connections, a peer
+ * killed while the other side sends (ECONNRESET), a listener closed with
+ * connections it never accepted (ECONNRESET), and every socket freed after
+ * close (the module's reference count returns to where it was).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+#include "mrc_lib.h"
+
+#define NCONN 1000
+
+static socklen_t loopback(int family, int port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (void *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (void *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s4->sin_port = htons(port);
+	return sizeof(*s4);
+}
+
+static int listener(int family, int port, int backlog)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(family, port, &ss);
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	if (fd < 0 || bind(fd, (void *)&ss, len) || listen(fd, backlog))
+		return -1;
+	return fd;
+}
+
+static int connect_to(int family, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(family, port, &ss);
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (void *)&ss, len)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void set_timeouts(int fd, int secs)
+{
+	struct timeval tv = { .tv_sec = secs };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void set_blocking(int fd, int blocking)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	fcntl(fd, F_SETFL, blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
+}
+
+/* The module's reference count: one or two per live socket. */
+static int module_refcnt(void)
+{
+	FILE *f = fopen("/sys/module/mrc/refcnt", "r");
+	int n = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Waits up to secs for the module's refcount to drop to at most want. */
+static int wait_refcnt(int want, int secs)
+{
+	double end = now_s() + secs;
+	int n;
+
+	while ((n = module_refcnt()) > want && now_s() < end)
+		usleep(100 * 1000);
+	return n;
+}
+
+/* One counter of /proc/net/mrc_stats (this namespace), -1 if absent. */
+static long long mrc_stat(const char *name)
+{
+	FILE *f = fopen("/proc/net/mrc_stats", "r");
+	long long v = -1, x;
+	char k[64];
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", k, &x) == 2) {
+		if (!strcmp(k, name)) {
+			v = x;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+FIXTURE(lc) {
+	int refcnt0;
+};
+
+FIXTURE_VARIANT(lc) {
+	int family;
+	int port;
+};
+
+FIXTURE_VARIANT_ADD(lc, ipv4) { .family = AF_INET, .port = 5600 };
+FIXTURE_VARIANT_ADD(lc, ipv6) { .family = AF_INET6, .port = 5700 };
+
+FIXTURE_SETUP(lc)
+{
+	/* connections of an earlier test may still be finishing */
+	self->refcnt0 = wait_refcnt(0, 10);
+	ASSERT_LE(0, self->refcnt0) TH_LOG("/sys/module/mrc/refcnt unreadable");
+}
+
+FIXTURE_TEARDOWN(lc)
+{
+}
+
+/*
+ * 1000 connections opened at once (non-blocking connect), all accepted,
+ * a few bytes each way on every one, all verified, then all closed: every
+ * server side reads EOF and every socket is freed.
+ */
+TEST_F_TIMEOUT(lc, conns_1000, 300)
+{
+	static int cfd[NCONN], afd[NCONN], seen[NCONN];
+	struct rlimit rl = { .rlim_cur = 4 * NCONN, .rlim_max = 4 * NCONN };
+	int lfd, i, accepted = 0, connected = 0, bad = 0, first_bad = -1;
+	double start = now_s(), end = start + 120, t;
+	long long rst0, reset0;
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(variant->family, variant->port + 1, &ss);
+	char msg[9], want[9];
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)) TH_LOG("setrlimit: %s", strerror(errno));
+	lfd = listener(variant->family, variant->port + 1, NCONN + 24);
+	ASSERT_LE(0, lfd) TH_LOG("listener: %s", strerror(errno));
+	set_blocking(lfd, 0);
+
+	/* every connect in flight at once */
+	for (i = 0; i < NCONN; i++) {
+		cfd[i] = socket(mrc_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ASSERT_LE(0, cfd[i]) TH_LOG("socket %d: %s", i, strerror(errno));
+		if (connect(cfd[i], (void *)&ss, len) && errno != EINPROGRESS) {
+			bad++;
+			if (first_bad < 0)
+				TH_LOG("connect %d: %s", i, strerror(errno));
+			first_bad = i;
+		}
+	}
+	ASSERT_EQ(0, bad);
+
+	/* accept them all */
+	while (accepted < NCONN && now_s() < end) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		int fd = 0;
+
+		poll(&p, 1, 200);
+		while (accepted < NCONN && (fd = accept4(lfd, NULL, NULL, 0)) >= 0)
+			afd[accepted++] = fd;
+		if (fd < 0 && errno != EAGAIN) {
+			TH_LOG("accept after %d: %s", accepted, strerror(errno));
+			break;
+		}
+	}
+	ASSERT_EQ(NCONN, accepted) TH_LOG("accepted only %d of %d", accepted, NCONN);
+
+	/* every client's connect completed without error */
+	for (i = 0; i < NCONN; i++) {
+		struct pollfd p = { .fd = cfd[i], .events = POLLOUT };
+		int err = -1;
+		socklen_t el = sizeof(err);
+
+		if (poll(&p, 1, 10000) == 1 && (p.revents & POLLOUT) &&
+		    !getsockopt(cfd[i], SOL_SOCKET, SO_ERROR, &err, &el) && !err)
+			connected++;
+		else if (!bad++)
+			TH_LOG("client %d: revents %#x SO_ERROR %d", i, p.revents, err);
+		set_blocking(cfd[i], 1);
+		set_timeouts(cfd[i], 20);
+	}
+	ASSERT_EQ(NCONN, connected);
+	TH_LOG("%d connections established in %.1f s", NCONN, now_s() - start);
+
+	/* a few bytes each way on every connection */
+	for (i = 0; i < NCONN; i++) {
+		snprintf(msg, sizeof(msg), "C%07d", i);
+		if (send(cfd[i], msg, 8, MSG_NOSIGNAL) != 8 && !bad++)
+			TH_LOG("client %d send: %s", i, strerror(errno));
+	}
+	ASSERT_EQ(0, bad);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < NCONN; i++) {
+		int id;
+
+		set_timeouts(afd[i], 20);
+		memset(msg, 0, sizeof(msg));
+		if (recv(afd[i], msg, 8, MSG_WAITALL) != 8 || sscanf(msg, "C%07d", &id) != 1 ||
+		    id < 0 || id >= NCONN || seen[id]++) {
+			if (!bad++)
+				TH_LOG("server %d received '%.8s' (%s)", i, msg, strerror(errno));
+			continue;
+		}
+		snprintf(msg, sizeof(msg), "S%07d", id);
+		if (send(afd[i], msg, 8, MSG_NOSIGNAL) != 8 && !bad++)
+			TH_LOG("server %d send: %s", i, strerror(errno));
+	}
+	ASSERT_EQ(0, bad);
+	for (i = 0; i < NCONN; i++) {
+		memset(msg, 0, sizeof(msg));
+		snprintf(want, sizeof(want), "S%07d", i);
+		if (recv(cfd[i], msg, 8, MSG_WAITALL) != 8 || memcmp(msg, want, 8)) {
+			if (!bad++)
+				TH_LOG("client %d received '%.8s' (%s)", i, msg, strerror(errno));
+		}
+	}
+	ASSERT_EQ(0, bad);
+
+	/*
+	 * Orderly close: every server side sees EOF, then closes too.  Like
+	 * TCP, that resets nothing: each closed client stays until it has
+	 * acknowledged its peer's FIN.
+	 */
+	rst0 = mrc_stat("TxRst");
+	reset0 = mrc_stat("ConnReset");
+	for (i = 0; i < NCONN; i++)
+		close(cfd[i]);
+	for (i = 0; i < NCONN; i++) {
+		ssize_t n = recv(afd[i], msg, 1, 0);
+
+		if (n != 0 && !bad++)
+			TH_LOG("server %d: recv after peer close returned %zd (%s)", i, n,
+			       n < 0 ? strerror(errno) : "data");
+		close(afd[i]);
+	}
+	close(lfd);
+	ASSERT_EQ(0, bad);
+	/* every socket, and every connection finishing its FINs, is freed */
+	t = now_s();
+	i = wait_refcnt(self->refcnt0, 20);
+	TH_LOG("closed: module refcnt %d (was %d) after %.1f s; RSTs sent %lld, "
+	       "connections reset %lld, timed out so far %lld", i, self->refcnt0,
+	       now_s() - t, mrc_stat("TxRst") - rst0, mrc_stat("ConnReset") - reset0,
+	       mrc_stat("ConnTimeout"));
+	EXPECT_LE(i, self->refcnt0) TH_LOG("connections still alive 20 s after an orderly close");
+	EXPECT_EQ(0, mrc_stat("ConnReset") - reset0) TH_LOG("an orderly close reset connections");
+	TH_LOG("whole test %.1f s", now_s() - start);
+}
+
+/*
+ * The receiving process is killed (SIGKILL) with data unread while the
+ * other side is sending: the sender's send() fails with ECONNRESET (and the
+ * next one with EPIPE, as in TCP).
+ */
+TEST_F_TIMEOUT(lc, killed_peer_resets_sender, 60)
+{
+	static char buf[65536];
+	int lfd, afd, sync[2], eagain = 0, status, n;
+	unsigned long long sent = 0;
+	double end;
+	pid_t pid;
+	char c;
+
+	memset(buf, 'x', sizeof(buf));
+	lfd = listener(variant->family, variant->port + 2, 4);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, pipe(sync));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = connect_to(variant->family, variant->port + 2);
+
+		if (fd < 0)
+			_exit(1);
+		if (write(sync[1], "c", 1) != 1)
+			_exit(1);
+		/* never reads: the data piles up in the receive queue */
+		for (;;)
+			pause();
+	}
+	close(sync[1]);
+	ASSERT_EQ(1, read(sync[0], &c, 1)) TH_LOG("child did not connect");
+	afd = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, afd);
+
+	/* fill the peer's receive buffer and our send buffer */
+	set_blocking(afd, 0);
+	end = now_s() + 20;
+	while (eagain < 3 && now_s() < end) {
+		ssize_t w = send(afd, buf, sizeof(buf), MSG_NOSIGNAL);
+
+		if (w > 0) {
+			sent += w;
+			continue;
+		}
+		ASSERT_EQ(EAGAIN, errno) TH_LOG("send before the kill: %s", strerror(errno));
+		eagain++;
+		usleep(200 * 1000);
+	}
+	ASSERT_LT(0, sent);
+	TH_LOG("%llu bytes queued before the kill", sent);
+
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	/* keep sending: the peer's RST must fail the send with ECONNRESET */
+	set_blocking(afd, 1);
+	set_timeouts(afd, 15);
+	end = now_s() + 30;
+	for (;;) {
+		ssize_t w = send(afd, buf, sizeof(buf), MSG_NOSIGNAL);
+
+		if (w < 0 || now_s() > end)
+			break;
+	}
+	n = errno;
+	EXPECT_EQ(ECONNRESET, n) TH_LOG("send after the peer was killed: %s", strerror(n));
+	EXPECT_EQ(-1, send(afd, buf, 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno) TH_LOG("second send after the reset: %s", strerror(errno));
+	close(afd);
+	close(lfd);
+	n = wait_refcnt(self->refcnt0, 20);
+	EXPECT_LE(n, self->refcnt0) TH_LOG("module refcnt %d, was %d", n, self->refcnt0);
+}
+
+/*
+ * A listener closed with a connection in its accept queue resets it: the
+ * client's recv() fails with ECONNRESET (as in TCP).
+ */
+TEST_F_TIMEOUT(lc, listener_close_resets_unaccepted, 60)
+{
+	int lfd, cfd, n;
+	char c;
+
+	lfd = listener(variant->family, variant->port + 3, 4);
+	ASSERT_LE(0, lfd);
+	cfd = connect_to(variant->family, variant->port + 3);
+	ASSERT_LE(0, cfd) TH_LOG("connect: %s", strerror(errno));
+	usleep(100 * 1000);
+	close(lfd);
+	set_timeouts(cfd, 10);
+	EXPECT_EQ(-1, recv(cfd, &c, 1, 0));
+	n = errno;
+	EXPECT_EQ(ECONNRESET, n) TH_LOG("recv after the listener closed: %s", strerror(n));
+	close(cfd);
+	n = wait_refcnt(self->refcnt0, 20);
+	EXPECT_LE(n, self->refcnt0) TH_LOG("module refcnt %d, was %d", n, self->refcnt0);
+}
+
+TEST_HARNESS_MAIN

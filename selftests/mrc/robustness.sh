@@ -1,0 +1,226 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Robustness between two namespaces on the leaf-spine fabric (one spine):
+# large transfers both ways at once (IPv4, IPv6) arrive intact; so do
+# transfers through netem loss, reordering, duplication, corruption and
+# jitter; deleting the peer's namespace under a live connection ends it with
+# ETIMEDOUT within the user timeout; and the module cannot be unloaded while
+# a socket is open, unloads cleanly after the last one, and reloads, also
+# under another family number.  The module test comes last and restores the
+# default module.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+out=$(mktemp -d)
+SPLAT=../../tools/testing/vm/splat-patterns
+KO=/lib/modules/$(uname -r)/updates/mrc.ko
+[ -f "$KO" ] || KO=../../net/mrc/mrc.ko
+
+# Leave the default module loaded, whatever happened.
+restore_module() {
+	if [ "$(cat /sys/module/mrc/parameters/family 2>/dev/null)" != 18 ]; then
+		rmmod mrc 2>/dev/null
+		modprobe mrc 2>/dev/null
+	fi
+}
+trap 'kill $(jobs -p) 2>/dev/null; fabric_down; restore_module; rm -rf "$out"' EXIT
+
+# wait_for PID SECS: waits at most SECS for PID to end (else kills it) and
+# returns its exit status.
+wait_for() {
+	for _ in $(seq 1 $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null && echo "# pid $1 still running after $2 s: killed"
+	wait "$1"
+}
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# The issue asks for 256 MiB each way.  In the TCG VM (2 vCPUs) 64 MiB each
+# way at once took 24 s per family (~25 Mbit/s each way) and 128 MiB took
+# 51 s (IPv4) and 61 s (IPv6) on a busy host, so 256 MiB (~2 min a family)
+# does not fit in ~60 s.  128 MiB is at the limit and made the whole test
+# run 5.7 min, beyond the ~4 min VM budget, so 64 MiB is used.
+# MRC_BIG_BYTES overrides it (e.g. $((256 << 20)) under KVM).
+BIG=${MRC_BIG_BYTES:-$((64 << 20))}
+SMALL=$((4 << 20))
+
+tap_plan 15
+fabric_up 1 || { tap_skip "fabric" "cannot build fabric"; tap_done; }
+
+# bidir DST PORT BYTES: both sides send BYTES of the pattern at once, each
+# checks what it receives.
+bidir() {
+	local dst=$1 port=$2 n=$3 v6='' t0 rc_tx rc_rx
+	[ "${dst#*:}" != "$dst" ] && v6=-6
+	t0=$(now)
+	xfer_start $NS_B "$port" "$out/rx" -b -n "$n" $v6 || { cat "$out/rx"; return 1; }
+	timeout 240 ip netns exec $NS_A ./mrc_xfer -c "$dst" -p "$port" -b -n "$n" \
+		> "$out/tx" 2>&1
+	rc_tx=$?
+	wait_for $XFER_PID 20
+	rc_rx=$?
+	echo "# $dst: $((n >> 20)) MiB each way in $(since "$t0") s"
+	echo "#   a: $(grep -v listening "$out/tx" | tr '\n' ' ')"
+	echo "#   b: $(grep -v listening "$out/rx" | tr '\n' ' ')"
+	[ $rc_tx = 0 ] && [ $rc_rx = 0 ] &&
+	[ "$(kv "$out/tx" ok)" = 1 ] && [ "$(kv "$out/tx" bytes)" = "$n" ] &&
+	[ "$(kv "$out/rx" ok)" = 1 ] && [ "$(kv "$out/rx" bytes)" = "$n" ] &&
+	[ "$(kv "$out/tx" sent)" = "$n" ] && [ "$(kv "$out/rx" sent)" = "$n" ]
+}
+
+bidir $B4 7000 $BIG
+tap_result $(( $? == 0 )) "IPv4: $((BIG >> 20)) MiB each way at once arrive intact"
+bidir $B6 7001 $BIG
+tap_result $(( $? == 0 )) "IPv6: $((BIG >> 20)) MiB each way at once arrive intact"
+
+# netem_xfer "NETEM ARGS" PORT: a one-way transfer a -> b of SMALL bytes with
+# netem on the spine (both directions); sets RETX (a's retransmissions) and
+# DUP (duplicates b received).
+netem_xfer() {
+	local t0 rc_tx rc_rx r0 d0
+	fabric_netem 1 "$1" || return 1
+	r0=$(( $(mrc_stat $NS_A Retransmits) + $(mrc_stat $NS_A FastRetransmits) ))
+	d0=$(mrc_stat $NS_B RxDuplicate)
+	t0=$(now)
+	xfer_start $NS_B "$2" "$out/rx" || { cat "$out/rx"; return 1; }
+	timeout 120 ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$2" -n $SMALL > "$out/tx" 2>&1
+	rc_tx=$?
+	wait_for $XFER_PID 20
+	rc_rx=$?
+	RETX=$(( $(mrc_stat $NS_A Retransmits) + $(mrc_stat $NS_A FastRetransmits) - r0 ))
+	DUP=$(( $(mrc_stat $NS_B RxDuplicate) - d0 ))
+	echo "# netem $1: $(since "$t0") s; $(grep -v listening "$out/rx" | tail -n 1);" \
+		"$(tail -n 1 "$out/tx"); retransmits $RETX, duplicates received $DUP"
+	fabric_netem 1 ""
+	[ $rc_tx = 0 ] && [ $rc_rx = 0 ] &&
+	[ "$(kv "$out/rx" ok)" = 1 ] && [ "$(kv "$out/rx" bytes)" = $SMALL ] &&
+	[ "$(kv "$out/tx" sent)" = $SMALL ]
+}
+
+netem_xfer "loss 1%" 7010
+tap_result $(( $? == 0 && RETX > 0 )) "1% loss: $((SMALL >> 20)) MiB arrive intact, losses repaired ($RETX retransmits)"
+netem_xfer "loss 10%" 7011
+tap_result $(( $? == 0 && RETX > 0 )) "10% loss: $((SMALL >> 20)) MiB arrive intact, losses repaired ($RETX retransmits)"
+netem_xfer "delay 5ms reorder 25% 50%" 7012
+tap_result $(( $? == 0 )) "25% reordering: $((SMALL >> 20)) MiB arrive intact"
+netem_xfer "duplicate 5%" 7013
+tap_result $(( $? == 0 && DUP > 0 )) "5% duplication: $((SMALL >> 20)) MiB arrive intact, $DUP duplicates discarded"
+netem_xfer "corrupt 1%" 7014
+tap_result $(( $? == 0 && RETX > 0 )) "1% corruption: $((SMALL >> 20)) MiB arrive intact, corrupted packets resent ($RETX)"
+netem_xfer "delay 5ms 3ms" 7015
+tap_result $(( $? == 0 )) "jitter (5 ms +- 3 ms): $((SMALL >> 20)) MiB arrive intact"
+
+# The peer's namespace disappears under a connection: blackhole the path
+# first (so the dying peer's RST cannot arrive), kill the peer and delete
+# its namespace; the sender must give up with ETIMEDOUT at its user timeout.
+UT_MS=3000
+xfer_start $NS_B 7020 "$out/rx"
+( ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7020 -n $((1 << 40)) -U $UT_MS > "$out/tx" 2>&1
+  now > "$out/t_end" ) &
+tx=$!
+sleep 2
+alive=0
+kill -0 $tx 2>/dev/null && kill -0 $XFER_PID 2>/dev/null && alive=1
+t0=$(now)
+fabric_blackhole 1
+t1=$(now)
+kill -9 $XFER_PID
+wait $XFER_PID 2>/dev/null
+ip netns del $NS_B
+wait_for $tx 30
+te=$(cat "$out/t_end" 2>/dev/null || now)
+# Progress stopped somewhere between t0 and t1 (the two tc filters take
+# seconds under TCG), so correct behaviour means te - t0 >= UT and
+# te - t1 <= UT + slack (1.5 s: RTO granularity, scheduling under TCG).
+el0=$(awk -v a="$t0" -v b="$te" 'BEGIN { printf "%.1f", b - a }')
+el1=$(awk -v a="$t1" -v b="$te" 'BEGIN { printf "%.1f", b - a }')
+echo "# peer namespace deleted: a got '$(cat "$out/tx")' $el0 s after the blackhole" \
+	"began, $el1 s after it was in place (user timeout $UT_MS ms)"
+grep -q "error=Connection timed out" "$out/tx"
+tap_result $(( $? == 0 && alive )) "peer namespace deleted: the sender gets ETIMEDOUT"
+tap_result "$(awk -v a="$el0" -v b="$el1" -v u=$UT_MS \
+	'BEGIN { print (a * 1000 >= u - 300 && b * 1000 <= u + 1500) ? 1 : 0 }')" \
+	"... within its user timeout ($el1-$el0 s for $UT_MS ms)"
+fabric_down
+
+# Module unload.  While an AF_MRC socket is open, rmmod must fail.
+refcnt() { cat /sys/module/mrc/refcnt 2>/dev/null || echo gone; }
+# wait_idle SECS: waits until no MRC socket (or finishing connection) is left
+wait_idle() {
+	for _ in $(seq 1 $(($1 * 10))); do
+		[ "$(refcnt)" = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# loop_xfer PORT BYTES: a transfer over loopback in this namespace
+loop_xfer() {
+	./mrc_xfer -l -p "$1" > "$out/lrx" 2>&1 &
+	local rx=$!
+	for _ in $(seq 1 100); do grep -q listening "$out/lrx" && break; sleep 0.1; done
+	timeout 60 ./mrc_xfer -c 127.0.0.1 -p "$1" -n "$2" > "$out/ltx" 2>&1
+	wait_for $rx 20 && [ "$(kv "$out/lrx" ok)" = 1 ] && [ "$(kv "$out/lrx" bytes)" = "$2" ]
+}
+
+./mrc_xfer -l -p 7030 > "$out/hold" 2>&1 &
+hold=$!
+for _ in $(seq 1 100); do grep -q listening "$out/hold" && break; sleep 0.1; done
+loop_xfer 7031 $((1 << 20))
+xfer_ok=$?
+rc0=$(refcnt)
+rmmod mrc > "$out/rmmod" 2>&1
+busy=$?
+echo "# with a listening socket open: refcnt $rc0, rmmod: $(cat "$out/rmmod")"
+tap_result $(( xfer_ok == 0 && busy != 0 )) "rmmod fails while an AF_MRC socket is open"
+[ -d /sys/module/mrc ] || modprobe mrc
+
+# After the last socket (and the connections finishing their FINs) is
+# gone, rmmod succeeds and the kernel log stays clean.
+kill $hold
+wait $hold 2>/dev/null
+t0=$(now)
+wait_idle 30
+idle=$?
+echo "# refcnt $(refcnt) $(since "$t0") s after the last close"
+rmmod mrc > "$out/rmmod" 2>&1
+unloaded=$?
+[ $unloaded = 0 ] || echo "# rmmod: $(cat "$out/rmmod")"
+splat=$(dmesg | grep -E -f $SPLAT | head -n 5)
+[ -z "$splat" ] || echo "# kernel log: $splat"
+gone=0
+[ -d /sys/module/mrc ] || gone=1
+tap_result $(( idle == 0 && unloaded == 0 && gone )) "rmmod succeeds once every socket is closed"
+# modprobe loads it again (family 18) and it works.
+modprobe mrc && loop_xfer 7032 $((1 << 20))
+rc=$?
+fam=$(cat /sys/module/mrc/parameters/family 2>/dev/null)
+tap_result $(( rc == 0 && fam == 18 && ${#splat} == 0 )) \
+	"modprobe reloads it (family $fam), a transfer works, kernel log clean"
+
+# Another family number.  The runner's modprobe.d install line ignores
+# options given to modprobe, so insmod the same file with family=19.
+wait_idle 15
+rmmod mrc && insmod "$KO" family=19
+rc=$?
+fam=$(cat /sys/module/mrc/parameters/family 2>/dev/null)
+./af_probe 19 && loop_xfer 7033 $((1 << 20))
+probe=$?
+# the old number is no longer ours (its autoload finds mrc already loaded)
+./af_probe 18 2> "$out/probe18"
+old=$?
+echo "# family=19: parameter $fam; socket(18): $(cat "$out/probe18")"
+tap_result $(( rc == 0 && fam == 19 && probe == 0 && old != 0 )) \
+	"loaded with family=19: socket(19, SOCK_STREAM, 0) works, socket(18) does not"
+
+# Back to the default.
+wait_idle 15
+rmmod mrc && modprobe mrc
+rc=$?
+fam=$(cat /sys/module/mrc/parameters/family 2>/dev/null)
+./af_probe
+probe=$?
+tap_result $(( rc == 0 && probe == 0 && fam == 18 )) "the default module (family 18) is back"
+tap_done
