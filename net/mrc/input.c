@@ -628,6 +628,17 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		goto drop;
 	}
 	if (hdr.type == MRC_T_RST) {
+		/*
+		 * Only a RST at exactly the next expected PSN resets (RFC 5961's
+		 * idea): one that merely names the right IDs gets a challenge
+		 * ACK, which a peer that really lost the connection answers with
+		 * an exact RST.
+		 */
+		if (msk->state != MRC_STATE_SYN_SENT && ntohl(hdr.psn) != msk->rcv_nxt) {
+			mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
+			mrc_send_ack(msk);
+			goto drop;
+		}
 		mrc_count(msk->mn, MRC_C_CONN_RESET);
 		/* as tcp_reset(): refused while connecting, EPIPE once the peer closed */
 		mrc_done(msk, msk->state == MRC_STATE_SYN_SENT ? ECONNREFUSED :
@@ -647,14 +658,22 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_send_ack(msk);
 		goto drop;
 	}
-	if ((hdr.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == MRC_F_PROBE) {
+	if (!mrc_ack_rcv(msk, &hdr)) {
+		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
+		goto drop;
+	}
+	if ((hdr.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == MRC_F_PROBE &&
+	    msk->state != MRC_STATE_DONE) {
 		/* a probe of a retired EV: answer at once, echoing its port */
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
 		msk->last_tsval = ntohl(hdr.tsval);
 		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE | MRC_F_ACKNOW, NULL, 0);
 	}
-	if (!mrc_ack_rcv(msk, &hdr)) {
-		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
+	if (hdr.type == MRC_T_DATA && hdr.len && sock_flag(&msk->sk, SOCK_DEAD) &&
+	    msk->state != MRC_STATE_DONE) {
+		/* new data for a socket nobody can read any more: reset, as TCP */
+		mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
+		mrc_done(msk, 0);
 		goto drop;
 	}
 	if (hdr.type == MRC_T_DATA && msk->state != MRC_STATE_DONE) {

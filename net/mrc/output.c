@@ -431,8 +431,11 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 		h->psn = htonl(msk->iss);
 	if (type == MRC_T_SYN)
 		h->ack_psn = 0;
-	if (type == MRC_T_RST)
+	if (type == MRC_T_RST) {
+		/* the PSN the peer expects next, as far as its ACKs told us */
+		h->psn = htonl(msk->snd_una);
 		mrc_count(msk->mn, MRC_C_TX_RST);
+	}
 	mrc_send_packet(msk, skb, msk->evs[mrc_pick_ev(msk, -1)].port, false);
 }
 

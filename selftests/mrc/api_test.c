@@ -26,50 +26,17 @@
 
 static socklen_t loopback(int family, int port, struct sockaddr_storage *ss)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (void *)ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	struct sockaddr_in *s4 = (void *)ss;
-
-	s4->sin_family = AF_INET;
-	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s4->sin_port = htons(port);
-	return sizeof(*s4);
+	return mrc_loopback(family, port, ss);
 }
 
 static int listener(int family, int type, int port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = loopback(family, port, &ss);
-	int fd = socket(mrc_family(), type, 0);
-
-	if (fd < 0 || bind(fd, (void *)&ss, len) || listen(fd, 16))
-		return -1;
-	return fd;
+	return mrc_listen_loopback(family, type, port, 16);
 }
 
 static int connect_to(int family, int type, int port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = loopback(family, port, &ss);
-	int fd = socket(mrc_family(), type, 0);
-
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (void *)&ss, len)) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
+	return mrc_connect_loopback(family, type, port);
 }
 
 /* A connected pair: c (client) and a (accepted); l the listener. */

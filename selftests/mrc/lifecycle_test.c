@@ -26,21 +26,7 @@
 
 static socklen_t loopback(int family, int port, struct sockaddr_storage *ss)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (void *)ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	struct sockaddr_in *s4 = (void *)ss;
-
-	s4->sin_family = AF_INET;
-	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s4->sin_port = htons(port);
-	return sizeof(*s4);
+	return mrc_loopback(family, port, ss);
 }
 
 static int listener(int family, int port, int backlog)
