@@ -8,10 +8,12 @@
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <net/sock.h>
+#include <kunit/visibility.h>
 
 #include "protocol.h"
 
 int mrc_family_nr = AF_MRC;
+EXPORT_SYMBOL_IF_KUNIT(mrc_family_nr);
 module_param_named(family, mrc_family_nr, int, 0444);
 MODULE_PARM_DESC(family, "address family number to register (default 18)");
 
