@@ -9,7 +9,7 @@ export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 
-.PHONY: all module tools deps lint kunit vmtest selftest check clean regen regen-check
+.PHONY: all module tools deps lint kunit vmtest selftest check demo bench clean regen regen-check
 all: module tools
 
 module:
@@ -18,6 +18,7 @@ module:
 tools:
 	$(MAKE) -C selftests/mrc
 	$(MAKE) -C tools/mrcctl
+	$(MAKE) -C tools/bench
 
 # netlink code and uapi header from Documentation/netlink/specs/mrc.yaml
 regen:
@@ -41,11 +42,29 @@ vmtest: module
 selftest: all
 	@bash tools/testing/selftest.sh
 
+# Long hostile-input run (selftests/mrc/hardening.sh with STRESS=1) in the VM,
+# bounded at 12 minutes; the guest log lands in results/stress.
+.PHONY: stress
+stress: all
+	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress \
+		-t 720 'STRESS=1 ./hardening.sh'
+
 check: deps
 	@bash tools/testing/check.sh
+
+# the main job: one connection across a spine failure, against TCP
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@bash tools/demo/demo.sh
+
+# MRC against TCP and MPTCP in the VM; results/bench/{bench.json,*.png,table.txt}
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bash tools/bench/bench.sh
 
 clean:
 	$(MAKE) $(KBUILD_ARGS) clean
 	$(MAKE) -C selftests/mrc clean
 	$(MAKE) -C tools/mrcctl clean
+	$(MAKE) -C tools/bench clean
 	rm -rf results

@@ -363,6 +363,9 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
+	/* a window that opens ends the probing backoff, as progress does */
+	if (ntohl(h->rcv_wnd) > msk->snd_wnd)
+		msk->backoff = 0;
 	msk->snd_wnd = ntohl(h->rcv_wnd);
 	if (tsecr) {
 		u32 sample = now_us - tsecr;
@@ -406,9 +409,12 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	}
 	if (h->sack)
 		ce += mrc_sack_rcv(msk, ack, be64_to_cpu(h->sack), now_us, ce_port, &delivered);
-	if (delivered)
+	if (delivered) {
+		/* any delivery, sacked too, shows the path works: no backoff */
+		msk->backoff = 0;
 		mrc_cc_on_ack(&msk->cc, &ccp, delivered, ce, msk->rtt.srtt_us,
 			      msk->rtt.min_rtt_us, round_done);
+	}
 	mrc_detect_losses(msk, now_us);
 	if (fin_acked)
 		mrc_our_fin_acked(msk);

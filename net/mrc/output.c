@@ -481,7 +481,9 @@ void mrc_window_update(struct mrc_sock *msk)
 
 	if (!msk->remote_id || !mrc_sending_state(msk) || msk->fin_received)
 		return;
-	if (msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss)
+	/* tell a sender held back by our window as soon as it opens a lot */
+	if ((msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss) ||
+	    wnd >= msk->adv_wnd + READ_ONCE(msk->sk.sk_rcvbuf) / 4)
 		mrc_send_ack(msk);
 }
 
