@@ -367,14 +367,6 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (ntohl(h->rcv_wnd) > msk->snd_wnd)
 		msk->backoff = 0;
 	msk->snd_wnd = ntohl(h->rcv_wnd);
-	if (tsecr) {
-		u32 sample = now_us - tsecr;
-
-		if (sample < 10 * USEC_PER_SEC) {
-			mrc_rtt_sample(&msk->rtt, sample);
-			mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), sample);
-		}
-	}
 	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW))
 		mrc_probe_answered(msk, ntohs(h->ack_ev));
 	while ((skb = skb_peek(&sk->sk_write_queue)) && skb != msk->send_head &&
@@ -409,6 +401,15 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	}
 	if (h->sack)
 		ce += mrc_sack_rcv(msk, ack, be64_to_cpu(h->sack), now_us, ce_port, &delivered);
+	/*
+	 * RTT only from an ACK that delivers something new: a packet that
+	 * acknowledges nothing may echo a timestamp from long ago (an idle
+	 * request/response turn), as TCP ignores such echoes too.
+	 */
+	if (delivered && tsecr && now_us - tsecr < 10 * USEC_PER_SEC) {
+		mrc_rtt_sample(&msk->rtt, now_us - tsecr);
+		mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), now_us - tsecr);
+	}
 	if (delivered) {
 		/* any delivery, sacked too, shows the path works: no backoff */
 		msk->backoff = 0;
