@@ -38,10 +38,23 @@ link() {
 
 addr() { ip -n "$1" addr add "$3" dev "$2" nodad 2>/dev/null || ip -n "$1" addr add "$3" dev "$2"; }
 
+# fabric_pin_keys: a clsact qdisc with a matchall drop filter, on the
+# loopback of a namespace that carries no traffic, holds the kernel's tc
+# static keys on.  Blackholing a spine later then patches no kernel text:
+# under qemu TCG, live text patching races with packets in flight on the
+# other vCPU ("Oops: int3" in __dev_queue_xmit), an emulator artifact.
+fabric_pin_keys() {
+	ip netns add mrc-keys 2>/dev/null
+	tc -n mrc-keys qdisc replace dev lo clsact &&
+	tc -n mrc-keys filter replace dev lo ingress pref 1 matchall action drop &&
+	tc -n mrc-keys filter replace dev lo egress pref 1 matchall action drop
+}
+
 # fabric_up N: builds the fabric with N spines (IPv4 and IPv6).
 fabric_up() {
 	local n=$1 i ns nh4a= nh6a= nh4b= nh6b=
 	fabric_down
+	fabric_pin_keys || return 1
 	FABRIC_SPINES=$n
 	for ns in $NS_A $NS_B $NS_L1 $NS_L2; do
 		ip netns add "$ns" || return 1
@@ -99,7 +112,8 @@ fabric_up() {
 
 fabric_down() {
 	local ns
-	for ns in $(ip netns list 2>/dev/null | awk '/^mrc-/ {print $1}'); do
+	# mrc-keys stays: it pins the tc static keys for the VM's life
+	for ns in $(ip netns list 2>/dev/null | awk '/^mrc-/ && $1 != "mrc-keys" {print $1}'); do
 		ip netns del "$ns"
 	done
 	FABRIC_SPINES=0

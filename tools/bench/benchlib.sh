@@ -121,6 +121,7 @@ cpu_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
 fabric_up_fast() {
 	local n=$1 i ns all nh4a= nh6a= nh4b= nh6b= b
 	fabric_down
+	fabric_pin_keys || return 1
 	FABRIC_SPINES=$n
 	b=$(mktemp -d)
 	all="$NS_A $NS_B $NS_L1 $NS_L2"
