@@ -199,30 +199,6 @@ nospace:
 	return -EMSGSIZE;
 }
 
-static struct socket *mrc_nl_tunnel_create(struct mrc_net *mn, int family, u16 port)
-{
-	struct udp_tunnel_sock_cfg tcfg = {
-		.sk_user_data	= mn,
-		.encap_type	= 1,
-		.encap_rcv	= mrc_udp_rcv,
-	};
-	struct udp_port_cfg cfg = {
-		.family			= family,
-		.local_udp_port		= htons(port),
-		.use_udp6_tx_checksums	= true,
-		.use_udp6_rx_checksums	= true,
-		.ipv6_v6only		= true,
-	};
-	struct socket *sock;
-	int err;
-
-	err = udp_sock_create(mn->net, &cfg, &sock);
-	if (err)
-		return ERR_PTR(err);
-	setup_udp_tunnel_sock(mn->net, sock, &tcfg);
-	return sock;
-}
-
 /**
  * mrc_nl_tunnel_move() - put the namespace's tunnel sockets on a new port
  * @mn: namespace state
@@ -266,7 +242,7 @@ static int mrc_nl_tunnel_move(struct mrc_net *mn, u16 port, struct netlink_ext_a
 		}
 		if (new[i])
 			continue;
-		new[i] = mrc_nl_tunnel_create(mn, families[i], port);
+		new[i] = mrc_tunnel_create(mn, families[i], port);
 		if (IS_ERR(new[i])) {
 			err = PTR_ERR(new[i]);
 			new[i] = NULL;

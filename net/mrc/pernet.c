@@ -58,7 +58,8 @@ void mrc_count(struct mrc_net *mn, enum mrc_counter c)
 	atomic64_inc(&mn->counters[c]);
 }
 
-static struct socket *mrc_tunnel_create(struct mrc_net *mn, int family)
+/* A UDP tunnel socket on @port; also used by netlink to move to a new port. */
+struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port)
 {
 	struct udp_tunnel_sock_cfg tcfg = {
 		.sk_user_data	= mn,
@@ -67,7 +68,7 @@ static struct socket *mrc_tunnel_create(struct mrc_net *mn, int family)
 	};
 	struct udp_port_cfg cfg = {
 		.family			= family,
-		.local_udp_port		= htons(READ_ONCE(mn->cfg.udp_port)),
+		.local_udp_port		= htons(port),
 		.use_udp6_tx_checksums	= true,
 		.use_udp6_rx_checksums	= true,
 		.ipv6_v6only		= true,
@@ -101,7 +102,7 @@ int mrc_tunnel_get(struct mrc_net *mn, int family)
 		return 0;
 	mutex_lock(&mn->tunnel_mutex);
 	if (!rcu_access_pointer(*slot)) {
-		sock = mrc_tunnel_create(mn, family);
+		sock = mrc_tunnel_create(mn, family, READ_ONCE(mn->cfg.udp_port));
 		if (IS_ERR(sock))
 			err = PTR_ERR(sock);
 		else

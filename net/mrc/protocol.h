@@ -387,6 +387,7 @@ struct mrc_net *mrc_pernet(const struct net *net);
 int mrc_pernet_init(void);
 void mrc_pernet_exit(void);
 int mrc_tunnel_get(struct mrc_net *mn, int family);
+struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port);
 struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family);
 void mrc_count(struct mrc_net *mn, enum mrc_counter c);
 int mrc_hash_conn(struct mrc_sock *msk);

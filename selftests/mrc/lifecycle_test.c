@@ -31,31 +31,12 @@ static socklen_t loopback(int family, int port, struct sockaddr_storage *ss)
 
 static int listener(int family, int port, int backlog)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = loopback(family, port, &ss);
-	int fd = socket(mrc_family(), SOCK_STREAM, 0);
-
-	if (fd < 0 || bind(fd, (void *)&ss, len) || listen(fd, backlog))
-		return -1;
-	return fd;
+	return mrc_listen_loopback(family, SOCK_STREAM, port, backlog);
 }
 
 static int connect_to(int family, int port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = loopback(family, port, &ss);
-	int fd = socket(mrc_family(), SOCK_STREAM, 0);
-
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (void *)&ss, len)) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
+	return mrc_connect_loopback(family, SOCK_STREAM, port);
 }
 
 static double now_s(void)
