@@ -43,6 +43,15 @@ struct proto mrc_proto = {
 	.obj_size	= sizeof(struct mrc_sock),
 	.backlog_rcv	= mrc_backlog_rcv,
 	.release_cb	= mrc_release_cb,
+	.enter_memory_pressure	= mrc_enter_memory_pressure,
+	.leave_memory_pressure	= mrc_leave_memory_pressure,
+	.memory_allocated	= &mrc_memory_allocated,
+	.per_cpu_fw_alloc	= &mrc_memory_per_cpu_fw_alloc,
+	.sockets_allocated	= &mrc_sockets_allocated,
+	.memory_pressure	= &mrc_memory_pressure,
+	.sysctl_mem	= mrc_mem,
+	.sysctl_wmem	= &mrc_wmem_min,
+	.sysctl_rmem	= &mrc_rmem_min,
 };
 
 static int mrc_create(struct net *net, struct socket *sock, int protocol, int kern)
@@ -86,9 +95,12 @@ static int __init mrc_init(void)
 		return -EINVAL;
 	mrc_family_ops.family = mrc_family_nr;
 
-	err = proto_register(&mrc_proto, 1);
+	err = mrc_mem_init();
 	if (err)
 		return err;
+	err = proto_register(&mrc_proto, 1);
+	if (err)
+		goto err_mem;
 	err = mrc_pernet_init();
 	if (err)
 		goto err_proto;
@@ -109,6 +121,8 @@ err_pernet:
 	mrc_pernet_exit();
 err_proto:
 	proto_unregister(&mrc_proto);
+err_mem:
+	mrc_mem_exit();
 	return err;
 }
 
@@ -118,6 +132,7 @@ static void __exit mrc_exit(void)
 	mrc_nl_exit();
 	mrc_pernet_exit();
 	proto_unregister(&mrc_proto);
+	mrc_mem_exit();
 }
 
 module_init(mrc_init);

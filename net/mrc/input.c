@@ -98,6 +98,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	csk->sk_type = lsock->sk_type;
 	csk->sk_sndbuf = lsock->sk_sndbuf;
 	csk->sk_rcvbuf = lsock->sk_rcvbuf;
+	child->sndbuf_init = csk->sk_sndbuf;
 	child->nodelay = lsk->nodelay;
 	child->priority = lsk->priority;
 	child->user_timeout_ms = lsk->user_timeout_ms;
@@ -107,6 +108,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->local_id = ntohl(h->dst_id);
 	child->remote_id = ntohl(h->src_id);
 	child->rcv_nxt = ntohl(h->psn) + 1;
+	child->rcv_promised = child->rcv_nxt;
 	child->iss = server_isn;
 	child->snd_una = server_isn + 1;
 	child->snd_nxt = server_isn + 1;
@@ -162,9 +164,8 @@ void mrc_done(struct mrc_sock *msk, int err)
 	mrc_set_state(msk, MRC_STATE_DONE);
 	mrc_timers_stop(msk);
 	mrc_unhash_conn(msk);
-	__skb_queue_purge(&sk->sk_write_queue);
+	mrc_write_queue_purge(sk);
 	__skb_queue_purge(&msk->ooo_queue);
-	sk->sk_wmem_queued = 0;
 	msk->send_head = NULL;
 	msk->in_flight = 0;
 	sk->sk_state_change(sk);
@@ -363,12 +364,27 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
-	/* a window that opens ends the probing backoff, as progress does */
-	if (ntohl(h->rcv_wnd) > msk->snd_wnd)
+	/*
+	 * A window that opens ends the probing backoff, as progress does; one
+	 * that reopens from below a segment restarts a backed-off timer, so
+	 * whatever the closed window dropped is resent now, not seconds later.
+	 */
+	if (ntohl(h->rcv_wnd) > msk->snd_wnd) {
+		bool reopened = msk->snd_wnd < msk->mss && ntohl(h->rcv_wnd) >= msk->mss;
+
 		msk->backoff = 0;
+		if (reopened && timer_pending(&msk->rto_timer))
+			mrc_arm_rto(msk);
+	}
 	msk->snd_wnd = ntohl(h->rcv_wnd);
-	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW))
+	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
 		mrc_probe_answered(msk, ntohs(h->ack_ev));
+		/* a peer answering window probes is alive (RFC 1122 4.2.2.17) */
+		if (msk->snd_una == msk->snd_nxt) {
+			msk->progress_stamp = jiffies;
+			msk->wprobe_out = 0;
+		}
+	}
 	while ((skb = skb_peek(&sk->sk_write_queue)) && skb != msk->send_head &&
 	       mrc_psn_before(MRC_SKB_CB(skb)->psn, ack)) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
@@ -383,8 +399,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 			fin_acked = true;
 		msk->stats.bytes_acked += skb->len;
 		__skb_unlink(skb, &sk->sk_write_queue);
-		sk_wmem_queued_add(sk, -skb->truesize);
-		kfree_skb(skb);
+		mrc_wmem_free_skb(sk, skb);
 		acked++;
 	}
 	if (acked) {
@@ -502,6 +517,21 @@ static bool mrc_skb_ce(const struct sk_buff *skb)
 	return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
 }
 
+/*
+ * The sender counts each packet as one MSS against our window: learn what
+ * an MSS costs here.  Down at once (so the window never promises memory we
+ * lack), up slowly.
+ */
+static void mrc_rcv_ratio_update(struct mrc_sock *msk, unsigned int truesize)
+{
+	u32 r = min_t(u32, ((u64)msk->mss << 8) / max(truesize, 1U), 255);
+
+	if (r < msk->rcv_ratio)
+		msk->rcv_ratio = max_t(u32, r, 16);
+	else
+		msk->rcv_ratio += (r - msk->rcv_ratio + 7) / 8;
+}
+
 /* Data (or FIN) packet.  Consumes @skb. */
 static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *hdr)
 {
@@ -534,13 +564,29 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		kfree_skb(skb);
 		return;
 	}
-	/* an in-order packet into an empty queue always fits, so tiny buffers progress */
-	if (len && atomic_read(&sk->sk_rmem_alloc) + skb->truesize > READ_ONCE(sk->sk_rcvbuf) &&
-	    !(psn == msk->rcv_nxt && skb_queue_empty(&sk->sk_receive_queue))) {
-		mrc_count(msk->mn, MRC_C_RX_DROP_RCVBUF);
-		kfree_skb(skb);
-		mrc_send_ack(msk);
-		return;
+	/*
+	 * A packet inside a window we advertised is taken even past rcvbuf
+	 * (the window is a promise; rcv_ratio keeps the excess small).  An
+	 * in-order packet into an empty queue always fits, so tiny buffers and
+	 * an exhausted memory pool still progress (one packet at a time).
+	 */
+	if (len) {
+		bool forced = psn == msk->rcv_nxt && skb_queue_empty(&sk->sk_receive_queue);
+		bool room = mrc_psn_before(psn, msk->rcv_promised) ||
+			    atomic_read(&sk->sk_rmem_alloc) + skb->truesize <=
+			    READ_ONCE(sk->sk_rcvbuf);
+		bool mem = (room || forced) && sk_rmem_schedule(sk, skb, skb->truesize);
+
+		mrc_rcv_ratio_update(msk, skb->truesize);
+		msk->rcv_starved = room && !mem;
+		if (!forced && !mem) {
+			mrc_count(msk->mn, room ? MRC_C_RX_DROP_MEM : MRC_C_RX_DROP_RCVBUF);
+			kfree_skb(skb);
+			mrc_send_ack(msk);
+			return;
+		}
+		if (!mem)
+			mrc_count(msk->mn, MRC_C_MEM_FORCED);
 	}
 	__skb_pull(skb, sizeof(struct mrchdr));
 	if (pskb_trim(skb, len)) {
@@ -597,6 +643,7 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 		memcpy(&msk->hs, h + 1, sizeof(msk->hs));
 		msk->remote_id = ntohl(h->src_id);
 		msk->rcv_nxt = ntohl(h->psn) + 1;
+		msk->rcv_promised = msk->rcv_nxt;
 		msk->last_tsval = ntohl(h->tsval);
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
 		if (ntohl(h->tsecr))

@@ -96,12 +96,26 @@ struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
 	return ev->port == cb->ev_port && ev->state != MRC_EV_FREE ? ev : NULL;
 }
 
-/* Free receive buffer, in payload bytes (truesize is about twice that). */
+/*
+ * Free receive buffer in the sender's terms: it counts every packet in
+ * flight as a full MSS, and a packet here costs its skb's truesize, so the
+ * window scales the free buffer by MSS/truesize as seen on recent packets.
+ * Closed while the protocol memory pool refuses us, until the reader frees
+ * some or a packet is accepted again.
+ */
 u32 mrc_rcv_wnd(struct mrc_sock *msk)
 {
 	int space = READ_ONCE(msk->sk.sk_rcvbuf) - atomic_read(&msk->sk.sk_rmem_alloc);
 
-	return space > 0 ? space / 2 : 0;
+	u32 wnd;
+
+	if (msk->rcv_starved)
+		return 0;
+	wnd = space > 0 ? (u64)space * msk->rcv_ratio >> 8 : 0;
+	/* an in-order segment into an empty queue is always taken */
+	if (skb_queue_empty(&msk->sk.sk_receive_queue) && skb_queue_empty(&msk->ooo_queue))
+		wnd = max(wnd, msk->mss);
+	return wnd;
 }
 
 static u64 mrc_sack_field(struct mrc_sock *msk)
@@ -147,6 +161,10 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	h->tsecr = htonl(msk->last_tsval);
 	msk->adv_wnd = mrc_rcv_wnd(msk);
 	h->rcv_wnd = htonl(msk->adv_wnd);
+	/* the sender may fill this window whatever we advertise later */
+	if (msk->mss && mrc_psn_after(msk->rcv_nxt + DIV_ROUND_UP(msk->adv_wnd, msk->mss),
+				      msk->rcv_promised))
+		msk->rcv_promised = msk->rcv_nxt + DIV_ROUND_UP(msk->adv_wnd, msk->mss);
 	h->ack_ev = htons(msk->last_ev);
 	if (msk->ce_pending)
 		h->flags |= MRC_F_CE;
@@ -403,9 +421,12 @@ void mrc_push(struct mrc_sock *msk)
 	while ((skb = msk->send_head)) {
 		u64 ahead = (u64)(msk->snd_nxt - msk->snd_una) * msk->mss + skb->len;
 
-		/* one segment may pass a small window when nothing is in flight */
-		if (msk->in_flight >= msk->cc.cwnd ||
-		    (ahead > msk->snd_wnd && msk->in_flight))
+		/*
+		 * The window is a promise of buffer: never pass it (a receiver
+		 * with an empty queue always offers a segment; a closed window
+		 * is probed from the RTO timer).
+		 */
+		if (msk->in_flight >= msk->cc.cwnd || ahead > msk->snd_wnd)
 			break;
 		if (mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;
@@ -482,7 +503,8 @@ void mrc_window_update(struct mrc_sock *msk)
 	if (!msk->remote_id || !mrc_sending_state(msk) || msk->fin_received)
 		return;
 	/* tell a sender held back by our window as soon as it opens a lot */
-	if ((msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss) ||
+	if ((msk->adv_wnd < msk->mss && wnd >= msk->mss) ||
+	    (msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss) ||
 	    wnd >= msk->adv_wnd + READ_ONCE(msk->sk.sk_rcvbuf) / 4)
 		mrc_send_ack(msk);
 }
@@ -502,6 +524,7 @@ int mrc_queue_fin(struct mrc_sock *msk)
 
 	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
 	MRC_SKB_CB(skb)->flags = MRC_F_FIN;
+	mrc_charge_forced(sk, skb->truesize);
 	sk_wmem_queued_add(sk, skb->truesize);
 	__skb_queue_tail(&sk->sk_write_queue, skb);
 	if (!msk->send_head)

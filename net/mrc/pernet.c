@@ -46,6 +46,9 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_SPURIOUS_RETRANS]	= "SpuriousRetransmits",
 	[MRC_C_RX_CE]			= "RxCeMarked",
 	[MRC_C_TX_REDUNDANT]		= "TxRedundant",
+	[MRC_C_RX_DROP_MEM]		= "RxDropMemory",
+	[MRC_C_MEM_PRESSURE]		= "MemPressure",
+	[MRC_C_MEM_FORCED]		= "MemForced",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -20,6 +20,7 @@
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
+#include <net/proto_memory.h>
 #include <net/sock.h>
 #include <uapi/linux/mrc.h>
 
@@ -131,6 +132,9 @@ enum mrc_counter {
 	MRC_C_SPURIOUS_RETRANS,		/* a retransmitted packet was a duplicate */
 	MRC_C_RX_CE,
 	MRC_C_TX_REDUNDANT,		/* extra copies of urgent packets */
+	MRC_C_RX_DROP_MEM,		/* protocol memory pool exhausted */
+	MRC_C_MEM_PRESSURE,		/* times MRC entered memory pressure */
+	MRC_C_MEM_FORCED,		/* segments queued beyond the pool's limit */
 	__MRC_C_MAX,
 };
 
@@ -300,7 +304,9 @@ struct mrc_sock {
 	u8			nodelay:1,
 				bound:1,	/* in mn->ports */
 				hashed:1,	/* in mn->conns */
-				orphan_fin:1;	/* closed by user, finishing */
+				orphan_fin:1,	/* closed by user, finishing */
+				rcv_starved:1,	/* the memory pool refused our data */
+				wprobe_out:1;	/* window probe sent, not answered */
 	union mrc_addr		local;		/* bound address and port */
 	union mrc_addr		remote;		/* peer address and port */
 	struct hlist_node	port_node;	/* mn->ports (mn->lock) */
@@ -324,6 +330,7 @@ struct mrc_sock {
 	u32			cc_round_end;	/* PSN that ends the CC round */
 	u32			in_flight;	/* sent, not acked, not lost */
 	u32			mss;
+	int			sndbuf_init;	/* sk_sndbuf before memory pressure cut it */
 	u32			high_sacked;	/* highest PSN sacked + 1 */
 	u32			recover;	/* PSN that ends fast recovery */
 	struct sk_buff		*send_head;	/* first never-sent skb */
@@ -340,6 +347,8 @@ struct mrc_sock {
 	u32			rcv_msgs;	/* whole messages queued (SEQPACKET) */
 	u32			rcv_queued;	/* unread bytes in sk_receive_queue */
 	u32			adv_wnd;	/* window in our last ACK */
+	u32			rcv_promised;	/* PSNs before this fit windows we sent */
+	u8			rcv_ratio;	/* peer's MSS per skb truesize, /256 */
 	u32			last_tsval;	/* to echo */
 	u16			last_ev;	/* EV of the last data packet */
 	bool			ce_pending;	/* CE seen since our last ACK */
@@ -381,6 +390,22 @@ extern unsigned int mrc_init_cwnd;
 extern unsigned int mrc_default_evs;
 extern unsigned int mrc_redundancy;
 extern struct proto mrc_proto;
+
+/* mem.c */
+extern atomic_long_t mrc_memory_allocated;
+DECLARE_PER_CPU(int, mrc_memory_per_cpu_fw_alloc);
+extern struct percpu_counter mrc_sockets_allocated;
+extern unsigned long mrc_memory_pressure;
+extern long mrc_mem[3];
+extern int mrc_wmem_min;
+extern int mrc_rmem_min;
+void mrc_enter_memory_pressure(struct sock *sk);
+void mrc_leave_memory_pressure(struct sock *sk);
+void mrc_charge_forced(struct sock *sk, int size);
+void mrc_write_queue_purge(struct sock *sk);
+void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb);
+int mrc_mem_init(void);
+void mrc_mem_exit(void);
 
 /* pernet.c */
 struct mrc_net *mrc_pernet(const struct net *net);

@@ -41,6 +41,10 @@ static void mrc_write_space(struct sock *sk)
 	struct socket *sock = sk->sk_socket;
 	struct socket_wq *wq;
 
+	/* the pool cut sk_sndbuf under pressure (sk_stream_moderate_sndbuf): regrow */
+	if (!(sk->sk_userlocks & SOCK_SNDBUF_LOCK) && sk->sk_sndbuf < mrc_sk(sk)->sndbuf_init &&
+	    !sk_under_memory_pressure(sk))
+		WRITE_ONCE(sk->sk_sndbuf, mrc_sk(sk)->sndbuf_init);
 	if (!sock || !mrc_writeable(mrc_sk(sk)))
 		return;
 	clear_bit(SOCK_NOSPACE, &sock->flags);
@@ -66,6 +70,9 @@ void mrc_sock_init(struct mrc_sock *msk)
 	msk->cc.cwnd = READ_ONCE(msk->mn->cfg.init_cwnd);
 	msk->cc.ssthresh = U32_MAX;
 	msk->mss = 1200;
+	msk->sndbuf_init = sk->sk_sndbuf;
+	msk->rcv_ratio = 128;
+	sk_sockets_allocated_inc(sk);
 	msk->snd_wnd = U16_MAX;
 	msk->user_timeout_ms = READ_ONCE(msk->mn->cfg.user_timeout_ms);
 	msk->ev_count = READ_ONCE(msk->mn->cfg.ev_count);
@@ -84,11 +91,13 @@ void mrc_destruct(struct sock *sk)
 	struct mrc_sock *msk = mrc_sk(sk);
 
 	__skb_queue_purge(&sk->sk_receive_queue);
-	__skb_queue_purge(&sk->sk_write_queue);
+	mrc_write_queue_purge(sk);
 	__skb_queue_purge(&msk->ooo_queue);
-	sk->sk_wmem_queued = 0;
 	kfree(msk->evs);
 	msk->evs = NULL;
+	sk_mem_reclaim_final(sk);
+	WARN_ON_ONCE(sk->sk_forward_alloc);
+	sk_sockets_allocated_dec(sk);
 }
 
 static int mrc_check_addr(struct socket *sock, struct sockaddr *uaddr, int len)
@@ -521,6 +530,7 @@ static void mrc_queue_segment(struct mrc_sock *msk, struct sk_buff *skb)
 	struct sock *sk = &msk->sk;
 	struct sk_buff *pos = msk->send_head;
 
+	sk_mem_charge(sk, skb->truesize);
 	sk_wmem_queued_add(sk, skb->truesize);
 	if (MRC_SKB_CB(skb)->prio >= MRC_PRIO_HIGH && sk->sk_type == SOCK_SEQPACKET && pos) {
 		if (pos != skb_peek(&sk->sk_write_queue) &&
@@ -544,25 +554,38 @@ static void mrc_queue_segment(struct mrc_sock *msk, struct sk_buff *skb)
 		msk->send_head = skb;
 }
 
-static int mrc_append_segment(struct mrc_sock *msk, struct msghdr *msg, size_t len,
-			      u8 flags, u8 prio)
+/*
+ * Allocates a segment holding the next @len bytes of @msg.  Unless @charged
+ * (the caller reserved the memory), the protocol pool must accept it; it is
+ * forced only when nothing of ours is queued (an ACK would never come to
+ * free memory for us).  Return: the skb, or ERR_PTR(-ENOMEM) when the
+ * caller should wait for memory, -ENOBUFS or -EFAULT.
+ */
+static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *msg, size_t len,
+					 u8 flags, u8 prio, bool charged)
 {
 	struct sock *sk = &msk->sk;
 	struct sk_buff *skb;
 
 	skb = alloc_skb(max_t(size_t, len, 1), sk->sk_allocation);
 	if (!skb)
-		return -ENOBUFS;
+		return ERR_PTR(-ENOBUFS);
+	if (!charged && !sk_wmem_schedule(sk, skb->truesize)) {
+		if (!skb_queue_empty(&sk->sk_write_queue)) {
+			kfree_skb(skb);
+			return ERR_PTR(-ENOMEM);
+		}
+		mrc_count(msk->mn, MRC_C_MEM_FORCED);
+	}
 	skb_put(skb, len);
 	if (len && skb_copy_datagram_from_iter(skb, 0, &msg->msg_iter, len)) {
 		kfree_skb(skb);
-		return -EFAULT;
+		return ERR_PTR(-EFAULT);
 	}
 	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
 	MRC_SKB_CB(skb)->flags = flags;
 	MRC_SKB_CB(skb)->prio = prio;
-	mrc_queue_segment(msk, skb);
-	return 0;
+	return skb;
 }
 
 /* Priority of this send: cmsg (SEQPACKET), MRC_PRIORITY, else SO_PRIORITY. */
@@ -610,6 +633,70 @@ static int mrc_send_wait(struct mrc_sock *msk, long *timeo, size_t need)
 	return 0;
 }
 
+/* The protocol pool refused: wait, as TCP does, for memory to come back. */
+static int mrc_wait_memory(struct mrc_sock *msk, long *timeo)
+{
+	struct sock *sk = &msk->sk;
+	int err;
+
+	mrc_push(msk);
+	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	err = sk_stream_wait_memory(sk, timeo);
+	if (!err && !mrc_can_send(msk))
+		err = -EPIPE;
+	return err;
+}
+
+/*
+ * Queues a whole SEQPACKET message or nothing: its memory is reserved first
+ * (generously: twice the truesize estimate; the charges draw on it), its
+ * segments built aside, then queued together.
+ */
+static int mrc_send_message(struct mrc_sock *msk, struct msghdr *msg, size_t len, long *timeo,
+			    u8 prio)
+{
+	size_t need = len + DIV_ROUND_UP(len + 1, msk->mss) * SKB_TRUESIZE(0);
+	struct sock *sk = &msk->sk;
+	struct sk_buff_head segs;
+	struct sk_buff *skb;
+	size_t copied = 0, chunk;
+	int err;
+
+	if (need > (size_t)READ_ONCE(sk->sk_sndbuf))
+		return -EMSGSIZE;
+	for (;;) {
+		err = mrc_send_wait(msk, timeo, need);
+		if (err)
+			return err;
+		if (sk_wmem_schedule(sk, 2 * need))
+			break;
+		if (skb_queue_empty(&sk->sk_write_queue)) {
+			mrc_count(msk->mn, MRC_C_MEM_FORCED);
+			break;
+		}
+		err = mrc_wait_memory(msk, timeo);
+		if (err)
+			return err;
+	}
+	__skb_queue_head_init(&segs);
+	do {
+		chunk = min_t(size_t, len - copied, msk->mss);
+		skb = mrc_alloc_segment(msk, msg, chunk, copied + chunk == len ? MRC_F_EOR : 0,
+					prio, true);
+		if (IS_ERR(skb)) {
+			__skb_queue_purge(&segs);
+			return PTR_ERR(skb);
+		}
+		__skb_queue_tail(&segs, skb);
+		copied += chunk;
+	} while (copied < len);
+	while ((skb = __skb_dequeue(&segs)))
+		mrc_queue_segment(msk, skb);
+	msk->stats.bytes_sent += len;
+	mrc_push(msk);
+	return 0;
+}
+
 static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = sock->sk;
@@ -651,31 +738,16 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 
 	if (seqpacket) {
-		/* a message goes whole into the send buffer, or not at all */
-		size_t need = len + DIV_ROUND_UP(len + 1, msk->mss) * SKB_TRUESIZE(0);
-
-		if (need > (size_t)READ_ONCE(sk->sk_sndbuf)) {
-			err = -EMSGSIZE;
-			goto out_err;
-		}
-		err = mrc_send_wait(msk, &timeo, need);
+		err = mrc_send_message(msk, msg, len, &timeo, prio);
 		if (err)
 			goto out_err;
-		do {
-			chunk = min_t(size_t, len - copied, msk->mss);
-			err = mrc_append_segment(msk, msg, chunk,
-						 copied + chunk == len ? MRC_F_EOR : 0, prio);
-			if (err)
-				goto out_err;	/* nothing of a partial message stays */
-			copied += chunk;
-		} while (copied < len);
-		msk->stats.bytes_sent += len;
-		mrc_push(msk);
 		release_sock(sk);
 		return len;
 	}
 
 	while (copied < len) {
+		struct sk_buff *skb;
+
 		/* segments small enough that a small send buffer holds several */
 		chunk = min_t(size_t, len - copied, msk->mss);
 		chunk = min_t(size_t, chunk, max_t(int, READ_ONCE(sk->sk_sndbuf) / 4 -
@@ -683,9 +755,18 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = mrc_send_wait(msk, &timeo, chunk + SKB_TRUESIZE(0));
 		if (err)
 			break;
-		err = mrc_append_segment(msk, msg, chunk, 0, prio);
-		if (err)
+		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false);
+		if (skb == ERR_PTR(-ENOMEM)) {
+			err = mrc_wait_memory(msk, &timeo);
+			if (err)
+				break;
+			continue;
+		}
+		if (IS_ERR(skb)) {
+			err = PTR_ERR(skb);
 			break;
+		}
+		mrc_queue_segment(msk, skb);
 		copied += chunk;
 		msk->stats.bytes_sent += chunk;
 		if (msk->nodelay || msk->send_head)
@@ -834,8 +915,10 @@ wait:
 		}
 		mrc_recv_wait(sk, &timeo);
 	}
-	if (!peek)
+	if (!peek) {
+		msk->rcv_starved = 0;
 		mrc_window_update(msk);
+	}
 out:
 	release_sock(sk);
 	return err ? err : copied;

@@ -70,7 +70,13 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		mrc_done(msk, 0);
 		return;
 	}
-	if (mrc_user_timed_out(msk)) {
+	/*
+	 * Behind a closed window with everything sent acknowledged, only an
+	 * unanswered probe counts: the backed-off probe interval may exceed
+	 * the user timeout while the peer answers every probe.
+	 */
+	if (mrc_user_timed_out(msk) &&
+	    (msk->snd_una != msk->snd_nxt || !msk->send_head || msk->wprobe_out)) {
 		mrc_count(msk->mn, MRC_C_CONN_TIMEOUT);
 		if (msk->remote_id)
 			mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
@@ -119,8 +125,9 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		msk->in_flight = 0;
 		mrc_cc_on_rto(&msk->cc);
 	} else if (msk->send_head) {
-		/* window probe: one segment past a closed window */
-		mrc_send_new(msk, mrc_pick_ev(msk, -1));
+		/* window probe: the answer carries the peer's window */
+		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE, NULL, 0);
+		msk->wprobe_out = 1;
 	}
 	mrc_push(msk);
 	if (!skb_queue_empty(&sk->sk_write_queue))

@@ -47,6 +47,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "mrc_lib.h"
 
 #define HDR_LEN		48
 #define HS_LEN		16
@@ -309,14 +310,6 @@ static uint32_t csum_add(uint32_t s, const uint8_t *p, int len)
 	return s;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int parse_mode(const char *s)
 {
 	if (!strcmp(s, "mix"))
@@ -413,7 +406,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	t0 = now_s();
+	t0 = mrc_now_s();
 	for (unsigned long long i = 0; i < count; i++) {
 		int cat = o.mode >= 0 ? o.mode : (int)rnd(C_MIX_MAX);
 		uint8_t *mrc = spoof ? pkt + 28 : pkt;
@@ -464,7 +457,7 @@ int main(int argc, char **argv)
 			sent++;
 		}
 	}
-	t = now_s() - t0;
+	t = mrc_now_s() - t0;
 	printf("sent=%llu errors=%llu secs=%.2f pps=%.0f seed=%llu\n", sent, errors, t,
 	       t > 0 ? sent / t : 0, seed);
 	printf("categories:");

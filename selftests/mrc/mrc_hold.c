@@ -21,14 +21,6 @@
 #include <unistd.h>
 #include "mrc_lib.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_storage *ss)
 {
 	struct sockaddr_in6 *s6 = (void *)ss;
@@ -99,8 +91,8 @@ static int client(const char *host, int port, double secs, int kbps)
 	printf("connected\n");
 	fflush(stdout);
 	memset(buf, 0x5a, sizeof(buf));
-	start = now_s();
-	while ((t = now_s() - start) < secs) {
+	start = mrc_now_s();
+	while ((t = mrc_now_s() - start) < secs) {
 		if (sent < t * kbps * 1024) {
 			ssize_t n = write(fd, buf, sizeof(buf));
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -74,6 +75,102 @@ static inline int mrc_connect_loopback(int family, int type, int port)
 		return -1;
 	}
 	return fd;
+}
+
+/* Monotonic time, seconds. */
+static inline double mrc_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The module's reference count: one or two per live socket. */
+static inline int mrc_module_refcnt(void)
+{
+	FILE *f = fopen("/sys/module/mrc/refcnt", "r");
+	int n = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Waits up to @secs for the module's refcount to drop to at most @want. */
+static inline int mrc_wait_refcnt(int want, int secs)
+{
+	double end = mrc_now_s() + secs;
+	int n;
+
+	while ((n = mrc_module_refcnt()) > want && mrc_now_s() < end)
+		usleep(100 * 1000);
+	return n;
+}
+
+/* One counter of /proc/net/mrc_stats (this namespace), -1 if absent. */
+static inline long long mrc_stat(const char *name)
+{
+	FILE *f = fopen("/proc/net/mrc_stats", "r");
+	long long v = -1, x;
+	char k[64];
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", k, &x) == 2) {
+		if (!strcmp(k, name)) {
+			v = x;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * MRC's line of /proc/net/protocols: sockets allocated, pages charged to
+ * the protocol pool (net.mrc.mem) and whether it is under pressure.
+ * Return: 0, or -1 if the line is missing.
+ */
+static inline int mrc_proto_usage(long *sockets, long *pages, int *pressure)
+{
+	FILE *f = fopen("/proc/net/protocols", "r");
+	char line[512], name[32], press[8];
+	unsigned int size;
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%31s %u %ld %ld %7s", name, &size, sockets, pages, press) == 5 &&
+		    !strcmp(name, "MRC")) {
+			*pressure = !strcmp(press, "yes");
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Pages the pool's global count may be off by: each CPU batches up to
+ * net.core.mem_pcpu_rsv pages before it updates the shared counter.
+ */
+static inline long mrc_proto_pages_slack(void)
+{
+	FILE *f = fopen("/proc/sys/net/core/mem_pcpu_rsv", "r");
+	long rsv = 256;
+
+	if (f) {
+		if (fscanf(f, "%ld", &rsv) != 1)
+			rsv = 256;
+		fclose(f);
+	}
+	return rsv * sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 #endif

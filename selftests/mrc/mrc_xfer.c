@@ -31,14 +31,6 @@
 #define IPPROTO_MPTCP 262
 #endif
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static unsigned char pattern(unsigned long long i)
 {
 	return (unsigned char)(i * 7 + (i >> 11));
@@ -87,7 +79,7 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 	for (;;) {
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 
-		t = now_s();
+		t = mrc_now_s();
 		if (!start) {
 			start = last = t;
 			next_tick = t + tick_ms / 1000.0;

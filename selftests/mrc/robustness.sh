@@ -6,7 +6,7 @@
 # jitter; deleting the peer's namespace under a live connection ends it with
 # ETIMEDOUT within the user timeout; and the module cannot be unloaded while
 # a socket is open, unloads cleanly after the last one, and reloads, also
-# under another family number.  The module test comes last and restores the
+# under another family number, and survives 20 load/unload cycles.  The module test comes last and restores the
 # default module.
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
@@ -47,7 +47,7 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 BIG=${MRC_BIG_BYTES:-$((64 << 20))}
 SMALL=$((4 << 20))
 
-tap_plan 15
+tap_plan 16
 fabric_up 1 || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 
 # bidir DST PORT BYTES: both sides send BYTES of the pattern at once, each
@@ -223,4 +223,31 @@ fam=$(cat /sys/module/mrc/parameters/family 2>/dev/null)
 ./af_probe
 probe=$?
 tap_result $(( rc == 0 && probe == 0 && fam == 18 )) "the default module (family 18) is back"
+
+# Repeated load/unload cycles, with a second namespace alive (per-netns
+# init and exit on every load and unload): each cycle loads the module,
+# moves 256 KiB over loopback, opens a socket in the other namespace, waits
+# for the connections to finish and unloads.  Nothing may stay behind: no
+# slab cache, no protocol entry, no sysctl, no splat.
+CYCLES=${MRC_CYCLES:-20}
+ip netns add mrc-cycle && ip -n mrc-cycle link set lo up
+done_cycles=0
+t0=$(now)
+for i in $(seq 1 "$CYCLES"); do
+	wait_idle 15 && rmmod mrc || break
+	modprobe mrc && loop_xfer $((7100 + i)) $((256 << 10)) || break
+	ip netns exec mrc-cycle ./af_probe || break
+	done_cycles=$i
+done
+wait_idle 15 && rmmod mrc
+left=$(awk '$1 == "MRC"' /proc/slabinfo /proc/net/protocols | wc -l)
+[ -e /proc/sys/net/mrc ] && left=$((left + 1))
+splat=$(dmesg | grep -E -f $SPLAT | head -n 5)
+[ -z "$splat" ] || echo "# kernel log: $splat"
+echo "# $done_cycles of $CYCLES load/transfer/unload cycles in $(since "$t0") s;" \
+	"MRC entries left in slabinfo/protocols/sysctl after unload: $left"
+ip netns del mrc-cycle
+modprobe mrc
+tap_result $(( done_cycles == CYCLES && left == 0 && ${#splat} == 0 )) \
+	"$CYCLES load/unload cycles with traffic: nothing left behind, kernel log clean"
 tap_done

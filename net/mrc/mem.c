@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * MRC: protocol memory accounting.
+ *
+ * As for TCP and UDP, every byte MRC queues (send queue, receive and
+ * reorder queues) is charged to its socket's forward allocation and to one
+ * protocol-wide pool, limited by net.mrc.mem (pages: below the first value
+ * no limit applies, above the second MRC is under pressure, above the third
+ * nothing new is charged).  So thousands of connections with slow readers
+ * cannot take the machine's memory, and /proc/net/protocols shows what MRC
+ * holds.  The pool is global, like tcp_mem; the knob lives in the initial
+ * namespace.
+ */
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/percpu_counter.h>
+#include <linux/sysctl.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+#include "protocol.h"
+
+atomic_long_t mrc_memory_allocated ____cacheline_aligned_in_smp;
+DEFINE_PER_CPU(int, mrc_memory_per_cpu_fw_alloc);
+struct percpu_counter mrc_sockets_allocated;
+unsigned long mrc_memory_pressure __read_mostly;
+long mrc_mem[3] __read_mostly;
+/* bytes a socket may always queue below the hard limit (tcp_wmem[0]) */
+int mrc_wmem_min __read_mostly = 4096;
+int mrc_rmem_min __read_mostly = 4096;
+
+static struct ctl_table_header *mrc_sysctl_header;
+
+static struct ctl_table mrc_sysctl_table[] = {
+	{
+		.procname	= "mem",
+		.data		= &mrc_mem,
+		.maxlen		= sizeof(mrc_mem),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+	},
+};
+
+void mrc_enter_memory_pressure(struct sock *sk)
+{
+	if (!READ_ONCE(mrc_memory_pressure) && !xchg(&mrc_memory_pressure, 1))
+		mrc_count(mrc_sk(sk)->mn, MRC_C_MEM_PRESSURE);
+}
+
+void mrc_leave_memory_pressure(struct sock *sk)
+{
+	if (READ_ONCE(mrc_memory_pressure))
+		WRITE_ONCE(mrc_memory_pressure, 0);
+}
+
+/**
+ * mrc_charge_forced() - charge @size bytes that must be queued anyway
+ * @sk: socket (lock held)
+ * @size: truesize of the skb about to be charged
+ *
+ * One segment per socket is always accepted, as TCP forces its first send
+ * and its FIN, so that a socket with nothing queued never waits for memory
+ * no event will free.  If the pool refuses, the charge runs the forward
+ * allocation into debt (memcg charging is not exported to modules); the
+ * uncharge repays it, so the error is at most one segment per socket.
+ */
+void mrc_charge_forced(struct sock *sk, int size)
+{
+	if (!sk_wmem_schedule(sk, size))
+		mrc_count(mrc_sk(sk)->mn, MRC_C_MEM_FORCED);
+	sk_mem_charge(sk, size);
+}
+
+/**
+ * mrc_write_queue_purge() - drop every queued segment and its charge
+ * @sk: socket (lock held, or no longer reachable)
+ */
+void mrc_write_queue_purge(struct sock *sk)
+{
+	__skb_queue_purge(&sk->sk_write_queue);
+	sk_mem_uncharge(sk, sk->sk_wmem_queued);
+	sk->sk_wmem_queued = 0;
+}
+
+/**
+ * mrc_wmem_free_skb() - free an acknowledged segment and uncharge it
+ * @sk: socket (lock held)
+ * @skb: segment already unlinked from the write queue
+ */
+void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb)
+{
+	sk_wmem_queued_add(sk, -skb->truesize);
+	sk_mem_uncharge(sk, skb->truesize);
+	consume_skb(skb);
+}
+
+int __init mrc_mem_init(void)
+{
+	unsigned long limit = max(nr_free_buffer_pages() / 8, 128UL);
+	int err;
+
+	/* udp_mem's defaults: an eighth of the buffer pages at pressure */
+	mrc_mem[0] = limit / 4 * 3;
+	mrc_mem[1] = limit;
+	mrc_mem[2] = mrc_mem[0] * 2;
+	err = percpu_counter_init(&mrc_sockets_allocated, 0, GFP_KERNEL);
+	if (err)
+		return err;
+	mrc_sysctl_header = register_net_sysctl_sz(&init_net, "net/mrc", mrc_sysctl_table,
+						   ARRAY_SIZE(mrc_sysctl_table));
+	if (!mrc_sysctl_header) {
+		percpu_counter_destroy(&mrc_sockets_allocated);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void mrc_mem_exit(void)
+{
+	unregister_net_sysctl_table(mrc_sysctl_header);
+	percpu_counter_destroy(&mrc_sockets_allocated);
+}
