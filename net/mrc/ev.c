@@ -85,6 +85,27 @@ u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap)
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_active_count);
 
+/* Smooth weighted round robin over active EVs (proven ones only if asked). */
+static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, bool proven)
+{
+	s32 total = 0;
+	int i, best = -1;
+
+	for (i = 0; i < cap; i++) {
+		struct mrc_ev *ev = &evs[i];
+
+		if (ev->state != MRC_EV_ACTIVE || i == avoid || (proven && !ev->delivered))
+			continue;
+		ev->swrr += ev->weight;
+		total += ev->weight;
+		if (best < 0 || ev->swrr > evs[best].swrr)
+			best = i;
+	}
+	if (best >= 0)
+		evs[best].swrr -= total;
+	return best;
+}
+
 /**
  * mrc_ev_pick() - the EV for the next packet
  * @evs: slots
@@ -99,26 +120,35 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_active_count);
  */
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	s32 total = 0;
-	int i, best = -1;
+	int best = mrc_ev_swrr(evs, cap, avoid, false);
 
-	for (i = 0; i < cap; i++) {
-		struct mrc_ev *ev = &evs[i];
-
-		if (ev->state != MRC_EV_ACTIVE || i == avoid)
-			continue;
-		ev->swrr += ev->weight;
-		total += ev->weight;
-		if (best < 0 || ev->swrr > evs[best].swrr)
-			best = i;
-	}
 	if (best < 0)
 		return avoid >= 0 && avoid < cap && evs[avoid].state == MRC_EV_ACTIVE ?
 		       avoid : -1;
-	evs[best].swrr -= total;
 	return best;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick);
+
+/**
+ * mrc_ev_pick_retransmit() - the EV for a retransmission
+ * @evs: slots
+ * @cap: number of slots
+ * @avoid: the slot that lost the packet, or -1
+ *
+ * A fresh EV (one that replaced a retired one) has an unknown path: when a
+ * path dies, a share of the replacements lands on it.  New data may take
+ * that chance, which is how paths are found; a retransmission, which the
+ * receiver's in-order delivery may be waiting for, goes on an EV that has
+ * already delivered, if any is active.
+ * Return: slot index, or -1 when no EV is active.
+ */
+int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid)
+{
+	int best = mrc_ev_swrr(evs, cap, avoid, true);
+
+	return best >= 0 ? best : mrc_ev_pick(evs, cap, avoid);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
 
 /**
  * mrc_ev_weight() - share of traffic an EV deserves from its quality

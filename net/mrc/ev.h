@@ -27,6 +27,7 @@ struct mrc_ev_range {
 void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
 		  u32 *born);
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
+int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us);
 void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, bool ce, u32 best_rtt_us);
 void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 best_rtt_us);
@@ -69,6 +70,22 @@ static inline bool mrc_ev_loss_rack(u32 now_us, u32 tx_us, u32 newest_delivered_
 {
 	return (s32)(newest_delivered_tx_us - tx_us) > 0 &&
 	       (s32)(now_us - tx_us) > (s32)(expected_rtt_us + reo_us);
+}
+
+/**
+ * mrc_ev_loss_is_congestion() - does a loss ask the window to shrink?
+ * @same_path: the loss was inferred from a later packet of the same EV
+ *	arriving (mrc_ev_loss_same_path())
+ * @has_ev: the packet's EV is still known
+ *
+ * A path that delivers packets sent after the lost one is alive: a queue
+ * dropped it, which is congestion.  An EV that delivered nothing since may
+ * sit on a dead path; EV retirement answers that, and the shared window is
+ * kept for the live paths.  A loss whose EV is gone counts as congestion.
+ */
+static inline bool mrc_ev_loss_is_congestion(bool same_path, bool has_ev)
+{
+	return same_path || !has_ev;
 }
 
 #endif /* _NET_MRC_EV_H */

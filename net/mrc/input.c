@@ -261,7 +261,7 @@ static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
 	u32 slowest = msk->rtt.srtt_us;
 	struct sk_buff *skb;
-	bool any = false;
+	bool congested = false;
 	u16 i;
 
 	/* an EV without samples yet may be on the slowest path */
@@ -279,12 +279,15 @@ static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 			break;
 		if (!cb->sent || cb->sacked || cb->lost)
 			continue;
+		bool same_path;
+
 		ev = mrc_ev_of(msk, cb);
 		expect = ev && ev->srtt_us ? ev->srtt_us : slowest;
 		expect += expect / 4;
-		if (!(ev && ev->delivered &&
-		      mrc_ev_loss_same_path(cb->sent_us, ev->last_delivered_tx_us,
-					    MRC_SAME_EV_TOLERANCE_US)) &&
+		same_path = ev && ev->delivered &&
+			    mrc_ev_loss_same_path(cb->sent_us, ev->last_delivered_tx_us,
+						  MRC_SAME_EV_TOLERANCE_US);
+		if (!same_path &&
 		    !mrc_ev_loss_rack(now_us, cb->sent_us, msk->newest_delivered_tx_us,
 				      expect, reo))
 			continue;
@@ -292,7 +295,13 @@ static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 		msk->in_flight--;
 		msk->stats.packets_lost++;
 		mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
-		any = true;
+		/*
+		 * A loss on a path that delivered later packets is congestion
+		 * (a queue dropped it); one on an EV that delivered nothing sent
+		 * after it may be a dead path: retiring the EV answers that, and
+		 * halving the shared window for it would starve the live paths.
+		 */
+		congested |= mrc_ev_loss_is_congestion(same_path, !!ev);
 		if (!ev)
 			continue;
 		if (ev->in_flight)
@@ -300,7 +309,7 @@ static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 		if (mrc_ev_lost(ev, retire))
 			mrc_retire_ev(msk, cb->ev_idx);
 	}
-	if (any && !msk->cc.in_recovery) {
+	if (congested && !msk->cc.in_recovery) {
 		mrc_cc_on_loss(&msk->cc);
 		msk->recover = msk->snd_nxt;
 	}

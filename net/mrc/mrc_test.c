@@ -208,6 +208,30 @@ static void mrc_ev_pick_weighted_test(struct kunit *test)
 		KUNIT_EXPECT_NE(test, mrc_ev_pick(evs, EV_CAP, -1), 1);
 }
 
+static void mrc_ev_pick_retransmit_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[EV_CAP];
+	int i, idx;
+	u32 born = 0;
+
+	mrc_evs_init(evs, EV_CAP, 4, &r, &born);
+	/* nothing proven yet: any active EV but the one that lost it */
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_NE(test, mrc_ev_pick_retransmit(evs, EV_CAP, 0), 0);
+	/* slots 1 and 3 have delivered; 0 lost the packet, 2 is fresh */
+	evs[1].delivered = 5;
+	evs[3].delivered = 1;
+	for (i = 0; i < 100; i++) {
+		idx = mrc_ev_pick_retransmit(evs, EV_CAP, 0);
+		KUNIT_EXPECT_TRUE(test, idx == 1 || idx == 3);
+	}
+	/* a proven EV retired is no longer a candidate */
+	evs[1].state = MRC_EV_RETIRED;
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit(evs, EV_CAP, 0), 3);
+}
+
 static void mrc_ev_weight_test(struct kunit *test)
 {
 	struct mrc_ev ev = { .state = MRC_EV_ACTIVE, .srtt_us = 1000 };
@@ -275,11 +299,16 @@ static void mrc_ev_loss_rules_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_rack(40000, 1000, 2000, 31000, 4000));
 	/* nothing sent later was delivered: no verdict yet */
 	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(900000, 5000, 2000, 1000, 4000));
+	/* only a loss on a path that still delivers shrinks the window */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_is_congestion(true, true));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_is_congestion(false, true));
+	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_is_congestion(false, false));
 }
 
 static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_init_test),
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
+	KUNIT_CASE(mrc_ev_pick_retransmit_test),
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),

@@ -67,6 +67,12 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 	return 0;
 }
 
+/* Every EV retired: fall back to the one the packet avoided, or the first. */
+static int mrc_ev_or_fallback(int idx, int avoid)
+{
+	return idx >= 0 ? idx : avoid >= 0 ? avoid : 0;
+}
+
 /**
  * mrc_pick_ev() - EV slot for the next packet, by weighted choice
  * @msk: connection (socket lock held)
@@ -76,13 +82,13 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
  */
 int mrc_pick_ev(struct mrc_sock *msk, int avoid)
 {
-	int idx = mrc_ev_pick(msk->evs, msk->ev_cap, avoid);
+	return mrc_ev_or_fallback(mrc_ev_pick(msk->evs, msk->ev_cap, avoid), avoid);
+}
 
-	if (idx < 0) {
-		/* every EV retired: fall back to the one retired first */
-		idx = avoid >= 0 ? avoid : 0;
-	}
-	return idx;
+/* The EV for resending a segment lost on @avoid: one that has delivered. */
+static int mrc_pick_retransmit_ev(struct mrc_sock *msk, int avoid)
+{
+	return mrc_ev_or_fallback(mrc_ev_pick_retransmit(msk->evs, msk->ev_cap, avoid), avoid);
 }
 
 /* The EV a queued segment was last sent on, if its slot still has it. */
@@ -381,7 +387,7 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 			break;
 		if (!cb->lost || cb->sacked)
 			continue;
-		if (mrc_xmit(msk, skb, mrc_pick_ev(msk, cb->ev_idx)))
+		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb->ev_idx)))
 			break;
 		cb->lost = 0;
 		msk->in_flight++;

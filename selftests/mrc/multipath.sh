@@ -68,10 +68,11 @@ tap_result $(( ce1 > ce0 && s1 * 100 < (s1 + 3 * others) * 23 )) \
 	"a slow ECN-marking spine gets less than an equal share (< 23% of the packets)"
 for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
 
-# Failover: blackhole spine 2 one second into a transfer.
+# Failover: blackhole spine 2 one second into a transfer (64 MiB: several
+# seconds even on a fast host, so the failure lands mid-transfer).
 r0=$(mrc_stat $NS_A EvRetired)
 xfer_start $NS_B 7002 "$out/rx" -i 100
-ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7002 -n $((24 << 20)) > "$out/tx" &
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7002 -n $((64 << 20)) > "$out/tx" &
 tx=$!
 sleep 1
 fabric_blackhole 2
