@@ -50,9 +50,9 @@ static void mrc_ev_activate(struct mrc_ev *ev, u16 port, u32 *born)
 	*ev = (struct mrc_ev){
 		.port = port,
 		.state = MRC_EV_ACTIVE,
-		.weight = MRC_EV_WEIGHT_MAX,
 		.born = (*born)++,
 	};
+	ev->weight = mrc_ev_weight(ev, 0);
 }
 
 /**
@@ -157,8 +157,8 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  *
  * Full weight for an EV at the best RTT, scaled down as its smoothed RTT
  * grows (queueing on its path), in proportion to its recent CE-marked
- * fraction, and to a quarter after a loss.  Never zero, so a recovering path keeps being
- * measured.
+ * fraction, to a quarter after a loss, and to a quarter until it first
+ * delivers.  Never zero, so a recovering path keeps being measured.
  * Return: weight in 1..MRC_EV_WEIGHT_MAX.
  */
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us)
@@ -171,6 +171,12 @@ u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us)
 	w = w * (MRC_EV_WEIGHT_MAX - min_t(u32, ev->ce_ewma, MRC_EV_WEIGHT_MAX)) /
 	    MRC_EV_WEIGHT_MAX;
 	if (ev->losses)
+		w /= 4;
+	/*
+	 * A fresh EV's path is unknown (while a path is dead, a share of the
+	 * replacements lands on it): a probing share until it delivers.
+	 */
+	if (!ev->delivered)
 		w /= 4;
 	return clamp_t(u32, w, 16, MRC_EV_WEIGHT_MAX);
 }

@@ -88,4 +88,19 @@ static inline bool mrc_ev_loss_is_congestion(bool same_path, bool has_ev)
 	return same_path || !has_ev;
 }
 
+/**
+ * mrc_ev_rto_is_congestion() - does a packet lost at RTO reset the window?
+ * @ev_delivered: packets the packet's EV has ever delivered
+ *
+ * An RTO on an EV whose path once worked means a path went silent: the
+ * window restarts, as TCP's does.  An EV that never delivered was a fresh
+ * port whose path was unknown, maybe a dead one; retiring it (and resending
+ * on a proven EV) answers that, and a small window would leave too few
+ * packets in flight for the next such loss to be seen before another RTO.
+ */
+static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
+{
+	return ev_delivered > 0;
+}
+
 #endif /* _NET_MRC_EV_H */

@@ -236,6 +236,9 @@ static void mrc_ev_weight_test(struct kunit *test)
 {
 	struct mrc_ev ev = { .state = MRC_EV_ACTIVE, .srtt_us = 1000 };
 
+	/* a fresh EV probes with a quarter until it delivers */
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MAX / 4);
+	ev.delivered = 1;
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MAX);
 	ev.srtt_us = 4000;	/* queueing: a quarter of the share */
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 256);
@@ -303,6 +306,9 @@ static void mrc_ev_loss_rules_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_is_congestion(true, true));
 	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_is_congestion(false, true));
 	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_is_congestion(false, false));
+	/* an RTO resets the window only for EVs whose path once worked */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_rto_is_congestion(3));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_rto_is_congestion(0));
 }
 
 static struct kunit_case mrc_ev_cases[] = {

@@ -57,7 +57,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 {
 	struct sock *sk = &msk->sk;
 	struct sk_buff *skb;
-	bool outstanding = false;
+	bool outstanding = false, congested = false;
 
 	switch (msk->state) {
 	case MRC_STATE_CLOSED:
@@ -114,6 +114,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		 * deliver later packets is alive, only slow or jittery.
 		 */
 		ev = mrc_ev_of(msk, cb);
+		congested |= mrc_ev_rto_is_congestion(ev ? ev->delivered : 1);
 		if (!ev)
 			continue;
 		ev->in_flight = 0;
@@ -123,7 +124,8 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	}
 	if (outstanding) {
 		msk->in_flight = 0;
-		mrc_cc_on_rto(&msk->cc);
+		if (congested)
+			mrc_cc_on_rto(&msk->cc);
 	} else if (msk->send_head) {
 		/* window probe: the answer carries the peer's window */
 		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE, NULL, 0);
