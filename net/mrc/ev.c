@@ -157,7 +157,7 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  *
  * Full weight for an EV at the best RTT, scaled down as its smoothed RTT
  * grows (queueing on its path), in proportion to its recent CE-marked
- * fraction, to a quarter after a loss, and to a quarter until it first
+ * fraction, to a quarter after a loss, and to the least until it first
  * delivers.  Never zero, so a recovering path keeps being measured.
  * Return: weight in 1..MRC_EV_WEIGHT_MAX.
  */
@@ -174,11 +174,14 @@ u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us)
 		w /= 4;
 	/*
 	 * A fresh EV's path is unknown (while a path is dead, a share of the
-	 * replacements lands on it): a probing share until it delivers.
+	 * replacements lands on it): the smallest share until it delivers.
+	 * Not a fraction of the full weight: the EVs that did deliver are
+	 * scaled down by their RTT, and a fresh one, which has none, would
+	 * otherwise outweigh them all.
 	 */
 	if (!ev->delivered)
-		w /= 4;
-	return clamp_t(u32, w, 16, MRC_EV_WEIGHT_MAX);
+		return MRC_EV_WEIGHT_MIN;
+	return clamp_t(u32, w, MRC_EV_WEIGHT_MIN, MRC_EV_WEIGHT_MAX);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
 

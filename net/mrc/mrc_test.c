@@ -236,8 +236,8 @@ static void mrc_ev_weight_test(struct kunit *test)
 {
 	struct mrc_ev ev = { .state = MRC_EV_ACTIVE, .srtt_us = 1000 };
 
-	/* a fresh EV probes with a quarter until it delivers */
-	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MAX / 4);
+	/* a fresh EV probes with the least share until it delivers */
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MIN);
 	ev.delivered = 1;
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MAX);
 	ev.srtt_us = 4000;	/* queueing: a quarter of the share */
@@ -249,7 +249,7 @@ static void mrc_ev_weight_test(struct kunit *test)
 	ev.losses = 1;
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 256);
 	ev.srtt_us = 1000000;	/* never zero */
-	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), 16);
+	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MIN);
 }
 
 static void mrc_ev_retire_readmit_test(struct kunit *test)

@@ -289,6 +289,7 @@ struct mrc_ev {
 };
 
 #define MRC_EV_WEIGHT_MAX	1024
+#define MRC_EV_WEIGHT_MIN	16
 
 /**
  * struct mrc_sock - one AF_MRC socket: listener or connection
