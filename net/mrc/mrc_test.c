@@ -377,9 +377,12 @@ static void mrc_cc_delay_and_loss_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cc.cwnd, 50u);
 	mrc_cc_on_loss(&cc);	/* once per round */
 	KUNIT_EXPECT_EQ(test, cc.cwnd, 50u);
+	mrc_cc_on_rto(&cc);	/* halves, no restart from 2 */
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 25u);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 25u);
+	cc.cwnd = 3;
 	mrc_cc_on_rto(&cc);
 	KUNIT_EXPECT_EQ(test, cc.cwnd, MRC_CC_MIN_CWND);
-	KUNIT_EXPECT_EQ(test, cc.ssthresh, 25u);
 }
 
 static struct kunit_case mrc_cc_cases[] = {
