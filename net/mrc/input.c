@@ -533,7 +533,7 @@ static bool mrc_skb_ce(const struct sk_buff *skb)
  */
 static void mrc_rcv_ratio_update(struct mrc_sock *msk, unsigned int truesize)
 {
-	u32 r = min_t(u32, ((u64)msk->mss << 8) / max(truesize, 1U), 255);
+	u32 r = min_t(u32, (msk->mss << 8) / max(truesize, 1U), 255);	/* mss < 2^16 */
 
 	if (r < msk->rcv_ratio)
 		msk->rcv_ratio = max_t(u32, r, 16);

@@ -44,20 +44,6 @@ fi
 ONLY=${HARD_ONLY:-a b c d}
 want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-
-# wait_for PID SECS: waits at most SECS for PID (else kills it); its status.
-wait_for() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$1" 2>/dev/null && echo "# pid $1 still running after $2 s: killed"
-	wait "$1"
-}
-
 # stats NS FILE: snapshot of the namespace's counters.
 stats() { ip netns exec "$1" cat /proc/net/mrc_stats > "$2"; }
 # delta BEFORE AFTER NAME

@@ -244,3 +244,19 @@ fabric_shape_ecn() {
 			fq_codel ecn target 1ms interval 20ms || return 1
 	done
 }
+
+# now: seconds since the epoch; since T0: seconds (one decimal) since now's T0
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# wait_for PID SECS: waits at most SECS for PID to end (else kills it) and
+# returns its exit status.
+wait_for() {
+	local i
+	for i in $(seq 1 $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null && echo "# pid $1 still running after $2 s: killed"
+	wait "$1"
+}

@@ -21,30 +21,10 @@
 #include <unistd.h>
 #include "mrc_lib.h"
 
-static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *s6 = (void *)ss;
-	struct sockaddr_in *s4 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (host ? inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 : v6) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	s4->sin_family = AF_INET;
-	s4->sin_port = htons(port);
-	if (host && inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
-		fprintf(stderr, "bad address %s\n", host);
-		exit(2);
-	}
-	return sizeof(*s4);
-}
-
 static int serve(int port, int v6)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(NULL, port, v6, &ss);
+	socklen_t len = mrc_make_addr(NULL, port, v6, &ss);
 	static char buf[65536];
 	int fd, c;
 
@@ -77,7 +57,7 @@ static int serve(int port, int v6)
 static int client(const char *host, int port, double secs, int kbps)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(host, port, 0, &ss);
+	socklen_t len = mrc_make_addr(host, port, 0, &ss);
 	static char buf[8192];
 	unsigned long long sent = 0;
 	double start, t;

@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/mrc.h>
@@ -43,6 +45,31 @@ static inline socklen_t mrc_loopback(int family, int port, struct sockaddr_stora
 	s4->sin_family = AF_INET;
 	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	s4->sin_port = htons(port);
+	return sizeof(*s4);
+}
+
+/*
+ * Socket address for @host (IPv4 or IPv6 literal) and @port; with no host,
+ * the wildcard of IPv6 if @v6, else IPv4.  Exits on a bad literal.
+ */
+static inline socklen_t mrc_make_addr(const char *host, int port, int v6,
+				      struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (void *)ss;
+	struct sockaddr_in *s4 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (host ? inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 : v6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	if (host && inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", host);
+		exit(2);
+	}
 	return sizeof(*s4);
 }
 

@@ -45,26 +45,6 @@ static int open_socket(int af, int proto_kind)
 	return socket(mrc_family(), SOCK_STREAM, 0);
 }
 
-static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *s6 = (void *)ss;
-	struct sockaddr_in *s4 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (host ? inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 : v6) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	s4->sin_family = AF_INET;
-	s4->sin_port = htons(port);
-	if (host && inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
-		fprintf(stderr, "bad address %s\n", host);
-		exit(2);
-	}
-	return sizeof(*s4);
-}
-
 /*
  * Receives until EOF, checking the pattern; prints the summary line.
  * Returns 0 when everything received was intact, *got holds the count.
@@ -181,7 +161,7 @@ static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
 		    unsigned long long total)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(NULL, port, v6, &ss);
+	socklen_t len = mrc_make_addr(NULL, port, v6, &ss);
 	unsigned long long got;
 	int one = 1, lfd, fd;
 
@@ -212,7 +192,7 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 {
 	static unsigned char buf[1 << 16];
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(host, port, 0, &ss);
+	socklen_t len = mrc_make_addr(host, port, 0, &ss);
 	int fd = open_socket(ss.ss_family, kind);
 
 	if (fd < 0) {

@@ -24,20 +24,6 @@ restore_module() {
 }
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down; restore_module; rm -rf "$out"' EXIT
 
-# wait_for PID SECS: waits at most SECS for PID to end (else kills it) and
-# returns its exit status.
-wait_for() {
-	for _ in $(seq 1 $(($2 * 10))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$1" 2>/dev/null && echo "# pid $1 still running after $2 s: killed"
-	wait "$1"
-}
-
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-
 # The issue asks for 256 MiB each way.  In the TCG VM (2 vCPUs) 64 MiB each
 # way at once took 24 s per family (~25 Mbit/s each way) and 128 MiB took
 # 51 s (IPv4) and 61 s (IPv6) on a busy host, so 256 MiB (~2 min a family)

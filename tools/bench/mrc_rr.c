@@ -25,23 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/mrc.h>
+#include "mrc_lib.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
-
-static int mrc_family(void)
-{
-	FILE *f = fopen("/sys/module/mrc/parameters/family", "r");
-	int fam = AF_MRC;
-
-	if (f) {
-		if (fscanf(f, "%d", &fam) != 1)
-			fam = AF_MRC;
-		fclose(f);
-	}
-	return fam;
-}
 
 static double now_us(void)
 {
@@ -65,26 +53,6 @@ static int open_socket(int af, int kind)
 	if (fd >= 0)
 		setsockopt(fd, SOL_MRC, MRC_NODELAY, &one, sizeof(one));
 	return fd;
-}
-
-static socklen_t make_addr(const char *host, int port, int v6, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *s6 = (void *)ss;
-	struct sockaddr_in *s4 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (host ? inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 : v6) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	s4->sin_family = AF_INET;
-	s4->sin_port = htons(port);
-	if (host && inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
-		fprintf(stderr, "bad address %s\n", host);
-		exit(2);
-	}
-	return sizeof(*s4);
 }
 
 static int read_full(int fd, void *buf, size_t len)
@@ -134,7 +102,7 @@ static void serve(int fd)
 static int server(int port, int v6, int kind)
 {
 	struct sockaddr_storage ss;
-	socklen_t alen = make_addr(NULL, port, v6, &ss);
+	socklen_t alen = mrc_make_addr(NULL, port, v6, &ss);
 	int one = 1, lfd, fd;
 
 	lfd = open_socket(ss.ss_family, kind);
@@ -184,7 +152,7 @@ static int client(const char *host, int port, int kind, int size, int n, int war
 		  int sport, const char *raw)
 {
 	struct sockaddr_storage ss, src;
-	socklen_t alen = make_addr(host, port, 0, &ss);
+	socklen_t alen = mrc_make_addr(host, port, 0, &ss);
 	unsigned char *req, *resp;
 	double *lat, sum = 0;
 	int fd, one = 1, i;
