@@ -6,6 +6,11 @@
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/tools/testing/ksrc.sh"
+# One UML build tree and one source tree per machine: serialise runs (from
+# several clones or worktrees at once, each links its own net/mrc in).
+mkdir -p "$MRC_CACHE"
+exec 9> "$MRC_CACHE/kunit.lock"
+flock 9
 ksrc=$(mrc_ksrc)
 build=$MRC_CACHE/kunit-uml
 results=${RESULTS:-$repo/results}/kunit
