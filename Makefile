@@ -13,6 +13,7 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 all: module tools
 
 module:
+	@[ -d "$(KDIR)" ] || { bash tools/kver.sh >/dev/null; echo "no kernel headers at $(KDIR)" >&2; exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
 
 tools:

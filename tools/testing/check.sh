@@ -48,6 +48,10 @@ if stage build make all; then
 	bash tools/testing/selftest.sh
 	add_counts selftest "$RESULTS/selftest/counts" $?
 fi
+# boots that died before their test started (emulator faults, retried by
+# run-vm.sh; each attempt's console is kept as console.attemptN.log)
+[ -f "$RESULTS/selftest/boot-retries" ] &&
+	echo "### VM boot deaths retried in the selftests: $(cat "$RESULTS/selftest/boot-retries")"
 echo "### make check took $(( $(date +%s) - start )) s"
 [ ${#failed_stages[@]} -eq 0 ] || echo "### failed: ${failed_stages[*]}"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -21,7 +21,7 @@ else
 	)"
 fi
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 boots=0
 for t in "${tests[@]}"; do
 	out=$results/$t
 	mkdir -p "$out"
@@ -35,9 +35,12 @@ for t in "${tests[@]}"; do
 		f=1
 	fi
 	if [ "$rc" -eq 4 ] && [ "$p" -eq 0 ] && [ "$s" -eq 0 ]; then s=1; fi
-	echo "# selftest $t: rc=$rc passed=$p failed=$f skipped=$s"
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	# boots that died before the test started and were retried (run-vm.sh)
+	b=$(cat "$out/boot-retries" 2>/dev/null || echo 0)
+	echo "# selftest $t: rc=$rc passed=$p failed=$f skipped=$s boot-retries=$b"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s)) boots=$((boots + b))
 done
 echo "$pass $fail $skip" > "$results/counts"
-echo "# selftests: $pass passed, $fail failed, $skip skipped"
+echo "$boots" > "$results/boot-retries"
+echo "# selftests: $pass passed, $fail failed, $skip skipped; VM boots retried after a death before the test: $boots"
 [ "$fail" -eq 0 ]

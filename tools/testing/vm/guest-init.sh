@@ -35,6 +35,21 @@ finish() {
 . /mrc-out/env
 out=/dev/ttyS1
 [ -c "$out" ] || out=/dev/console
+attempt=$(cat /mrc-out/attempt 2>/dev/null || echo 1)
+# Test hooks of the runner's own selftest: a boot that dies (panics) or
+# hangs before the command start, on the first N attempts.
+if [ "$attempt" -le "${MRC_TEST_BOOT_DEATH:-0}" ]; then
+	echo c > /proc/sysrq-trigger
+fi
+if [ "$attempt" -le "${MRC_TEST_BOOT_HANG:-0}" ]; then
+	while :; do sleep 1000; done
+fi
+# The command start: everything MRC does (loading mrc.ko included) comes
+# after this line in the kernel log and after the file; the host retries a
+# boot that died before it.
+echo "<5>mrc-vm: command start (attempt $attempt)" > /dev/kmsg
+: > /mrc-out/started
+sync
 {
 	if [ -n "${MRC_KO:-}" ]; then
 		# Dependencies come from the host's module tree; mrc.ko itself is
