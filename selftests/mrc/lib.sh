@@ -134,11 +134,22 @@ fabric_spine_bytes() {
 	ip netns exec "$(ns_spine "$1")" cat "/sys/class/net/$ifname/statistics/rx_bytes"
 }
 
-# fabric_spine_forwarded I DIR: packets spine I passed on toward the far leaf.
+# fabric_spine_forwarded I DIR: packets spine I sent toward the far leaf:
+# what it forwarded and its own packets (neighbour probes, ND, MLD).
 fabric_spine_forwarded() {
 	local ifname=l2
 	[ "$2" = ba ] && ifname=l1
 	ip netns exec "$(ns_spine "$1")" cat "/sys/class/net/$ifname/statistics/tx_packets"
+}
+
+# fabric_spine_ipfwd I: IPv4 plus IPv6 datagrams spine I forwarded (either
+# direction; the spine's own ARP/ND/MLD packets are not counted).
+fabric_spine_ipfwd() {
+	ip netns exec "$(ns_spine "$1")" awk '
+		$1 == "Ip:" && !h { for (i = 2; i <= NF; i++) if ($i == "ForwDatagrams") c = i; h = 1; next }
+		$1 == "Ip:" { n += $c }
+		$1 == "Ip6OutForwDatagrams" { n += $2 }
+		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
 }
 
 # fabric_counts DIR: the per-spine packet counts, space separated.
