@@ -44,11 +44,18 @@ selftest: all
 	@bash tools/testing/selftest.sh
 
 # Long hostile-input run (selftests/mrc/hardening.sh with STRESS=1) in the VM,
-# bounded at 12 minutes; the guest log lands in results/stress.
-.PHONY: stress
+# bounded at 12 minutes; the guest log lands in results/stress.  Then the
+# soak.
+.PHONY: stress soak
 stress: all
 	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress \
 		-t 720 'STRESS=1 ./hardening.sh'
+	@bash tools/testing/soak.sh
+
+# The two once-flaky runs, SOAK_N (5) times each, every console kept in
+# results/soak/CASE/RUN; results/soak/summary.txt classifies each failure.
+soak: all
+	@bash tools/testing/soak.sh
 
 check: deps
 	@bash tools/testing/check.sh
