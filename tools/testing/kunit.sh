@@ -25,6 +25,9 @@ grep -q 'net/mrc/Kconfig' "$ksrc/net/Kconfig" ||
 grep -q 'CONFIG_MRC)' "$ksrc/net/Makefile" ||
 	echo 'obj-$(CONFIG_MRC)		+= mrc/' >> "$ksrc/net/Makefile"
 
+# The link may have pointed at another checkout whose objects are newer than
+# these sources: make would keep them.  MRC's own objects rebuild in seconds.
+rm -rf "$build/net/mrc"
 cd "$ksrc"
 set +e
 python3 tools/testing/kunit/kunit.py build \
@@ -44,7 +47,8 @@ set +e
 timeout 600 "$build/linux" mem=1G console=tty kunit.enable=1 \
 	root=/dev/root rootfstype=hostfs rootflags=/ ro \
 	init="$repo/tools/testing/kunit-init.sh" < /dev/null > "$results/raw.log" 2>&1
-rc=$?
+uml_rc=$?
+rc=0
 set -e
 # The raw TAP log from the UML kernel: count test cases (nested, indented).
 awk -f "$repo/tools/testing/tap-count.awk" "$results/raw.log" > "$results/counts"
@@ -64,10 +68,21 @@ fi
 # kernel, so any unreferenced object fails the run.
 sed -n '/^kmemleak: report begin/,/^kmemleak: report end/p' "$results/raw.log" \
 	> "$results/kmemleak"
-if ! grep -q '^kmemleak: report end' "$results/kmemleak"; then
-	echo "kunit: no kmemleak report (the kernel did not reach init)" >&2
+if ! grep -q '^kmemleak: report end' "$results/kmemleak" &&
+   grep -q 'ptrace set fp regs failed, errno = 14' "$results/raw.log"; then
+	# The host kernel takes a task's XSAVE state only whole
+	# (xstateregs_set(): EFAULT unless the size is the host's); UML 6.12
+	# passes a fixed-size buffer smaller than an AMX host's state, so no
+	# UML process can run here.  The suites ran before init; only the
+	# kmemleak scan, which needs init, cannot.
+	echo "kunit: kmemleak scan SKIPPED: this host's XSAVE state is larger than UML 6.12 handles (AMX), UML cannot start init" >&2
+	read -r p f s < "$results/counts"
+	echo "$p $f $((s + 1))" > "$results/counts"
+elif ! grep -q '^kmemleak: report end' "$results/kmemleak"; then
+	echo "kunit: no kmemleak report (the kernel did not reach init, rc=$uml_rc)" >&2
 	rc=1
 else
+	[ "$uml_rc" -eq 0 ] || rc=1
 	leaks=$(grep -c '^unreferenced object' "$results/kmemleak" || true)
 	echo "kunit: kmemleak: $leaks unreferenced objects"
 	if [ "$leaks" -ne 0 ]; then
