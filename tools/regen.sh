@@ -24,6 +24,32 @@ touch "$tmp/MAINTAINERS"
 cp "$repo/Documentation/netlink/genetlink.yaml" "$tmp/Documentation/netlink/"
 cp "$repo/$spec" "$tmp/$spec"
 
+# The schema lets a multicast group carry flags, but the 6.12 generator (and
+# the newest upstream one read) drop them, so the kernel would let anyone join.
+# Run a copy taught one mapping: uns-admin-perm on a group becomes
+# GENL_MCAST_CAP_NET_ADMIN (genl_bind() checks it against the netns's user
+# namespace, as GENL_UNS_ADMIN_PERM does for an op).  Fail if the line the
+# copy patches ever changes.
+cp "$ksrc/tools/net/ynl/ynl-gen-c.py" "$tmp/"
+cp -r "$ksrc/tools/net/ynl/lib" "$tmp/lib"
+gen=$tmp/ynl-gen-c.py
+python3 - "$gen" <<'PY' || { echo "regen: cannot patch ynl-gen-c.py for mcast-group flags" >&2; exit 1; }
+import sys
+path = sys.argv[1]
+src = open(path).read()
+old = """        cw.p('[' + grp_id + '] = { "' + name + '", },')"""
+new = """        flags = grp.get('flags', [])
+        if [f for f in flags if f != 'uns-admin-perm']:
+            raise Exception(f"mcast group {name}: only uns-admin-perm is supported")
+        if flags:
+            cw.p('[' + grp_id + '] = { "' + name + '", .flags = GENL_MCAST_CAP_NET_ADMIN, },')
+        else:
+            cw.p('[' + grp_id + '] = { "' + name + '", },')"""
+if src.count(old) != 1:
+    sys.exit(1)
+open(path, "w").write(src.replace(old, new))
+PY
+
 # OUTPUT MODE ARGS...
 outputs=(
 	"include/uapi/linux/mrc_netlink.h uapi --header"

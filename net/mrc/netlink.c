@@ -17,6 +17,7 @@
  *    Notifications come from the transport with the socket lock held
  *    (softirq or process context) and never sleep.
  */
+#include <linux/jhash.h>
 #include <linux/sort.h>
 #include <net/genetlink.h>
 #include <net/ipv6.h>
@@ -28,7 +29,10 @@
 #include "netlink_gen.h"
 
 #define MRC_NL_MAX_POLICIES	256
-#define MRC_NL_MAX_PATHS	BIT(20)
+/* rows of one path-get snapshot: ~5 MiB of rows, 0.5 MiB of index */
+#define MRC_NL_MAX_PATHS	BIT(16)
+/* one connection's EVs, copied under its lock (ev_cap is 2 * ev_count) */
+#define MRC_NL_SCRATCH		(2 * MRC_MAX_EVS)
 
 /**
  * struct mrc_nl_policy - one EV policy
@@ -573,11 +577,24 @@ struct mrc_nl_path {
 	u64		ce;
 };
 
+/**
+ * struct mrc_nl_paths - the snapshot of one path-get dump
+ * @p: the rows, @n used of @cap (a power of two, at most MRC_NL_MAX_PATHS)
+ * @slot: open-addressing index of @p while it is built: 2 * @cap slots, each
+ *	an index into @p plus one, 0 when free; NULL once sorted
+ * @n: rows in @p
+ * @cap: room in @p
+ * @pos: next row to emit
+ *
+ * Owned by one dump (netlink's cb_mutex serialises its callbacks): no lock.
+ * Every allocation is charged to the caller's memory cgroup.
+ */
 struct mrc_nl_paths {
+	struct mrc_nl_path	*p;
+	u32			*slot;
 	u32			n;
 	u32			cap;
-	u32			pos;	/* next to emit */
-	struct mrc_nl_path	p[];
+	u32			pos;
 };
 
 struct mrc_nl_path_ctx {
@@ -599,33 +616,119 @@ static int mrc_nl_path_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Adds the EVs of one connection (socket lock held) as raw entries. */
-static int mrc_nl_paths_add(struct mrc_nl_paths **pp, struct mrc_sock *msk)
+static u32 mrc_nl_path_hash(const struct mrc_nl_path *p)
 {
-	struct mrc_nl_paths *paths = *pp;
-	struct in6_addr peer;
-	u32 i;
+	return jhash2(p->peer.s6_addr32, 4, (u32)p->family << 16 | p->port);
+}
 
+/* Folds the counters of @a into the row @d of the same (peer, port). */
+static void mrc_nl_path_merge(struct mrc_nl_path *d, const struct mrc_nl_path *a)
+{
+	d->conns += a->conns;
+	d->retired += a->retired;
+	d->srtt_n += a->srtt_n;
+	d->srtt_sum += a->srtt_sum;
+	if (a->min_rtt_us && (!d->min_rtt_us || a->min_rtt_us < d->min_rtt_us))
+		d->min_rtt_us = a->min_rtt_us;
+	d->in_flight += a->in_flight;
+	d->sent += a->sent;
+	d->delivered += a->delivered;
+	d->lost += a->lost;
+	d->ce += a->ce;
+}
+
+static void mrc_nl_paths_free(struct mrc_nl_paths *paths)
+{
+	if (!paths)
+		return;
+	kvfree(paths->slot);
+	kvfree(paths->p);
+	kfree(paths);
+}
+
+/*
+ * Gives @paths room for twice as many rows (or its first 64) and rebuilds
+ * the index.  Context: process, no socket lock held (sleeps).
+ * Return: 0, -ENOMEM, or -E2BIG past MRC_NL_MAX_PATHS rows.
+ */
+static int mrc_nl_paths_grow(struct mrc_nl_paths *paths)
+{
+	u32 cap = paths->cap ? paths->cap * 2 : 64, mask = 2 * cap - 1, i, h;
+	struct mrc_nl_path *p;
+	u32 *slot;
+
+	if (cap > MRC_NL_MAX_PATHS)
+		return -E2BIG;
+	p = kvmalloc_array(cap, sizeof(*p), GFP_KERNEL_ACCOUNT);
+	slot = kvcalloc(2 * cap, sizeof(*slot), GFP_KERNEL_ACCOUNT);
+	if (!p || !slot) {
+		kvfree(p);
+		kvfree(slot);
+		return -ENOMEM;
+	}
+	if (paths->n)
+		memcpy(p, paths->p, paths->n * sizeof(*p));
+	for (i = 0; i < paths->n; i++) {
+		for (h = mrc_nl_path_hash(&p[i]) & mask; slot[h]; h = (h + 1) & mask)
+			;
+		slot[h] = i + 1;
+	}
+	kvfree(paths->p);
+	kvfree(paths->slot);
+	paths->p = p;
+	paths->slot = slot;
+	paths->cap = cap;
+	return 0;
+}
+
+/*
+ * Adds one EV's row: folded into the row of its (peer, port), or a new row.
+ * Context: process, no socket lock held.
+ */
+static int mrc_nl_paths_add(struct mrc_nl_paths *paths, const struct mrc_nl_path *a)
+{
+	u32 mask, h;
+	int err;
+
+again:
+	mask = 2 * paths->cap - 1;
+	for (h = mrc_nl_path_hash(a) & mask; paths->slot[h]; h = (h + 1) & mask) {
+		struct mrc_nl_path *d = &paths->p[paths->slot[h] - 1];
+
+		if (!mrc_nl_path_cmp(d, a)) {
+			mrc_nl_path_merge(d, a);
+			return 0;
+		}
+	}
+	if (paths->n == paths->cap) {
+		err = mrc_nl_paths_grow(paths);
+		if (err)
+			return err;
+		goto again;
+	}
+	paths->p[paths->n] = *a;
+	paths->slot[h] = ++paths->n;
+	return 0;
+}
+
+/*
+ * Copies the EVs of one connection into @rows (room for MRC_NL_SCRATCH).
+ * Context: the socket lock held; allocates nothing.
+ * Return: the number of rows written.
+ */
+static u32 mrc_nl_paths_snap(struct mrc_sock *msk, struct mrc_nl_path *rows)
+{
+	struct in6_addr peer;
+	u32 i, n = 0;
+
+	sock_owned_by_me(&msk->sk);
 	mrc_nl_addr_key(&msk->remote, &peer);
-	for (i = 0; msk->evs && i < msk->ev_cap; i++) {
+	for (i = 0; msk->evs && i < msk->ev_cap && n < MRC_NL_SCRATCH; i++) {
 		const struct mrc_ev *ev = &msk->evs[i];
-		struct mrc_nl_path *p;
 
 		if (ev->state == MRC_EV_FREE)
 			continue;
-		if (paths->n == paths->cap) {
-			u32 cap = paths->cap * 2;
-
-			if (cap > MRC_NL_MAX_PATHS)
-				return -E2BIG;
-			paths = kvrealloc(paths, struct_size(paths, p, cap), GFP_KERNEL);
-			if (!paths)
-				return -ENOMEM;
-			paths->cap = cap;
-			*pp = paths;
-		}
-		p = &paths->p[paths->n++];
-		*p = (struct mrc_nl_path){
+		rows[n++] = (struct mrc_nl_path){
 			.peer		= peer,
 			.family		= msk->remote.sa.sa_family,
 			.port		= ev->port,
@@ -641,49 +744,35 @@ static int mrc_nl_paths_add(struct mrc_nl_paths **pp, struct mrc_sock *msk)
 			.ce		= ev->ce,
 		};
 	}
-	return 0;
+	return n;
 }
 
-/* Sorts the raw entries and folds those of one (peer, port) together. */
-static void mrc_nl_paths_fold(struct mrc_nl_paths *paths)
-{
-	u32 i, n = 0;
-
-	sort(paths->p, paths->n, sizeof(paths->p[0]), mrc_nl_path_cmp, NULL);
-	for (i = 0; i < paths->n; i++) {
-		struct mrc_nl_path *a = &paths->p[i], *d;
-
-		if (n && !mrc_nl_path_cmp(&paths->p[n - 1], a)) {
-			d = &paths->p[n - 1];
-			d->conns += a->conns;
-			d->retired += a->retired;
-			d->srtt_n += a->srtt_n;
-			d->srtt_sum += a->srtt_sum;
-			if (a->min_rtt_us && (!d->min_rtt_us || a->min_rtt_us < d->min_rtt_us))
-				d->min_rtt_us = a->min_rtt_us;
-			d->in_flight += a->in_flight;
-			d->sent += a->sent;
-			d->delivered += a->delivered;
-			d->lost += a->lost;
-			d->ce += a->ce;
-		} else {
-			paths->p[n++] = *a;
-		}
-	}
-	paths->n = n;
-}
-
+/**
+ * mrc_nl_path_get_start() - snapshot the namespace's EVs for a path-get dump
+ * @cb: the dump
+ *
+ * Each connection's EVs are copied under its socket lock into a fixed
+ * scratch array, then folded into the snapshot with no socket lock held, so
+ * the snapshot grows (and may sleep) outside every other user's lock.  The
+ * snapshot holds at most MRC_NL_MAX_PATHS distinct (peer, port) rows, all
+ * charged to the caller's memory cgroup; more fail the dump with E2BIG (a
+ * peer-addr filter always fits: one peer has at most 65536 ports).
+ *
+ * Context: process.
+ * Return: 0 or a negative errno.
+ */
 int mrc_nl_path_get_start(struct netlink_callback *cb)
 {
 	const struct genl_info *info = genl_info_dump(cb);
 	struct mrc_nl_path_ctx *ctx = (void *)cb->ctx;
 	struct mrc_net *mn = mrc_pernet(sock_net(cb->skb->sk));
 	struct nlattr *filter = info->attrs[MRC_A_PATH_PEER_ADDR];
+	struct mrc_nl_path *scratch = NULL;
 	struct mrc_nl_paths *paths;
 	struct in6_addr want, peer;
 	struct mrc_sock *msk;
-	u32 bucket = 0, idx = 0;
-	int family = 0, err = 0;
+	u32 bucket = 0, idx = 0, n, i;
+	int family = 0, err;
 
 	NL_ASSERT_DUMP_CTX_FITS(struct mrc_nl_path_ctx);
 	if (filter) {
@@ -691,26 +780,40 @@ int mrc_nl_path_get_start(struct netlink_callback *cb)
 		if (family < 0)
 			return family;
 	}
-	paths = kvmalloc(struct_size(paths, p, 64), GFP_KERNEL);
+	paths = kzalloc(sizeof(*paths), GFP_KERNEL_ACCOUNT);
 	if (!paths)
 		return -ENOMEM;
-	paths->n = 0;
-	paths->cap = 64;
-	paths->pos = 0;
-	while ((msk = mrc_nl_conn_next(mn, &bucket, &idx))) {
+	err = mrc_nl_paths_grow(paths);
+	if (!err) {
+		scratch = kvmalloc_array(MRC_NL_SCRATCH, sizeof(*scratch), GFP_KERNEL_ACCOUNT);
+		if (!scratch)
+			err = -ENOMEM;
+	}
+	while (!err && (msk = mrc_nl_conn_next(mn, &bucket, &idx))) {
+		n = 0;
 		lock_sock(&msk->sk);
 		mrc_nl_addr_key(&msk->remote, &peer);
 		if (!family || (msk->remote.sa.sa_family == family &&
 				ipv6_addr_equal(&peer, &want)))
-			err = mrc_nl_paths_add(&paths, msk);
+			n = mrc_nl_paths_snap(msk, scratch);
 		release_sock(&msk->sk);
 		sock_put(&msk->sk);
-		if (err) {
-			kvfree(paths);
-			return err;
-		}
+		for (i = 0; i < n && !err; i++)
+			err = mrc_nl_paths_add(paths, &scratch[i]);
+		cond_resched();
 	}
-	mrc_nl_paths_fold(paths);
+	kvfree(scratch);
+	if (err) {
+		if (err == -E2BIG)
+			NL_SET_ERR_MSG_FMT(cb->extack,
+					   "more than %lu paths: ask for one peer-addr at a time",
+					   MRC_NL_MAX_PATHS);
+		mrc_nl_paths_free(paths);
+		return err;
+	}
+	kvfree(paths->slot);
+	paths->slot = NULL;
+	sort(paths->p, paths->n, sizeof(paths->p[0]), mrc_nl_path_cmp, NULL);
 	ctx->paths = paths;
 	return 0;
 }
@@ -719,7 +822,7 @@ int mrc_nl_path_get_done(struct netlink_callback *cb)
 {
 	struct mrc_nl_path_ctx *ctx = (void *)cb->ctx;
 
-	kvfree(ctx->paths);
+	mrc_nl_paths_free(ctx->paths);
 	ctx->paths = NULL;
 	return 0;
 }

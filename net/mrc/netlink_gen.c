@@ -106,12 +106,12 @@ static const struct genl_split_ops mrc_nl_ops[] = {
 		.doit		= mrc_nl_conn_get_doit,
 		.policy		= mrc_conn_get_nl_policy,
 		.maxattr	= MRC_A_CONN_LOCAL_ID,
-		.flags		= GENL_CMD_CAP_DO,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd	= MRC_CMD_CONN_GET,
 		.dumpit	= mrc_nl_conn_get_dumpit,
-		.flags	= GENL_CMD_CAP_DUMP,
+		.flags	= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DUMP,
 	},
 	{
 		.cmd		= MRC_CMD_PATH_GET,
@@ -149,7 +149,7 @@ static const struct genl_split_ops mrc_nl_ops[] = {
 };
 
 static const struct genl_multicast_group mrc_nl_mcgrps[] = {
-	[MRC_NLGRP_EVENTS] = { "events", },
+	[MRC_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },
 };
 
 struct genl_family mrc_nl_family __ro_after_init = {

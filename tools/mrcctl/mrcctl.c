@@ -222,6 +222,11 @@ static const char *attr_name(uint16_t type)
 	return NULL;
 }
 
+/* What an EPERM from the mrc family means, for the user */
+static const char need_admin[] =
+	"this needs CAP_NET_ADMIN over the network namespace (connection IDs, "
+	"which conn show and monitor reveal, authenticate a connection's packets)";
+
 /*
  * Prints the kernel's refusal, with the extended ACK's message, the name of
  * the attribute it points at and the policy's valid range, and exits.
@@ -292,6 +297,8 @@ static void report_error(int error, const void *tlvs, size_t tlv_len)
 		fprintf(stderr, " (valid range %" PRId64 "..%" PRId64 ")", slo, shi);
 	if (msg)
 		fprintf(stderr, " (%s)", strerror(-error));
+	if (error == -EPERM)
+		fprintf(stderr, "; %s", need_admin);
 	fputc('\n', stderr);
 	exit(EXIT_KERNEL);
 }
@@ -1392,7 +1399,8 @@ static int cmd_monitor(int argc, char **argv)
 		die(EXIT_KERNEL, "the mrc family has no \"%s\" group", MRC_MCGRP_EVENTS);
 	group = events_group;
 	if (mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0)
-		die(EXIT_KERNEL, "joining the events group: %s", strerror(errno));
+		die(EXIT_KERNEL, "joining the events group: %s%s%s", strerror(errno),
+		    errno == EPERM ? "; " : "", errno == EPERM ? need_admin : "");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (;;) {
 		ssize_t n = mnl_socket_recvfrom(nl, rbuf, sizeof(rbuf));
