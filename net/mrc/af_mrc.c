@@ -5,6 +5,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <net/sock.h>
@@ -21,20 +22,40 @@ unsigned int mrc_udp_port = MRC_DEFAULT_UDP_PORT;
 module_param_named(udp_port, mrc_udp_port, uint, 0444);
 MODULE_PARM_DESC(udp_port, "UDP port of the tunnel sockets (default 4797)");
 
+/*
+ * Parameters writable at run time are checked as netlink's config-set checks
+ * the same settings: a new namespace copies them, so a bad value (init_cwnd=0
+ * stalls every connection) is refused with EINVAL at the write.
+ */
+#define MRC_PARAM_RANGE(name, lo, hi)						\
+static int mrc_param_set_##name(const char *val, const struct kernel_param *kp)	\
+{										\
+	return param_set_uint_minmax(val, kp, lo, hi);				\
+}										\
+static const struct kernel_param_ops mrc_param_ops_##name = {			\
+	.set	= mrc_param_set_##name,						\
+	.get	= param_get_uint,						\
+}
+
+MRC_PARAM_RANGE(min_rto_us, 100, MRC_MAX_RTO_US);
+MRC_PARAM_RANGE(init_cwnd, 1, 65536);
+MRC_PARAM_RANGE(ev_count, 1, MRC_MAX_EVS);
+MRC_PARAM_RANGE(redundancy, 1, 4);
+
 unsigned int mrc_min_rto_us = 5000;
-module_param_named(min_rto_us, mrc_min_rto_us, uint, 0644);
-MODULE_PARM_DESC(min_rto_us, "minimum retransmission timeout, microseconds");
+module_param_cb(min_rto_us, &mrc_param_ops_min_rto_us, &mrc_min_rto_us, 0644);
+MODULE_PARM_DESC(min_rto_us, "minimum retransmission timeout, microseconds (100..2000000)");
 
 unsigned int mrc_init_cwnd = 16;
-module_param_named(init_cwnd, mrc_init_cwnd, uint, 0644);
-MODULE_PARM_DESC(init_cwnd, "initial congestion window, packets");
+module_param_cb(init_cwnd, &mrc_param_ops_init_cwnd, &mrc_init_cwnd, 0644);
+MODULE_PARM_DESC(init_cwnd, "initial congestion window, packets (1..65536)");
 
 unsigned int mrc_default_evs = 64;
-module_param_named(ev_count, mrc_default_evs, uint, 0644);
-MODULE_PARM_DESC(ev_count, "entropy values (UDP source ports) per connection");
+module_param_cb(ev_count, &mrc_param_ops_ev_count, &mrc_default_evs, 0644);
+MODULE_PARM_DESC(ev_count, "entropy values (UDP source ports) per connection (1..256)");
 
 unsigned int mrc_redundancy = 1;
-module_param_named(redundancy, mrc_redundancy, uint, 0644);
+module_param_cb(redundancy, &mrc_param_ops_redundancy, &mrc_redundancy, 0644);
 MODULE_PARM_DESC(redundancy, "copies of high-priority packets in new namespaces (1..4)");
 
 struct proto mrc_proto = {

@@ -9,6 +9,7 @@
 #include <linux/in.h>
 #include <linux/net.h>
 #include <linux/netdevice.h>
+#include <linux/rcupdate.h>
 #include <linux/rtnetlink.h>
 #include <linux/uio.h>
 #include <net/net_namespace.h>
@@ -128,9 +129,172 @@ static void mrc_dp_refused_test(struct kunit *test)
 	sock_release(sock);
 }
 
+/*
+ * A user socket (kern=0), as socket(2) makes it: lockdep then sees the lock
+ * classes real sockets use (slock-AF_MRC), not the k-slock ones of
+ * sock_create_kern(); children made by a listener are user sockets too.
+ */
+static int mrc_dp_user_sock(int type, struct socket **res)
+{
+	return __sock_create(&init_net, mrc_family_nr, type, 0, res, 0);
+}
+
+/* Waits up to @ms for @sk to reach @state. */
+static bool mrc_dp_wait_state(struct sock *sk, int state, unsigned int ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(ms);
+
+	while (READ_ONCE(mrc_sk(sk)->state) != state) {
+		if (time_after(jiffies, deadline))
+			return false;
+		usleep_range(500, 1000);
+	}
+	return true;
+}
+
+/* MRC sockets of init_net as /proc/net/protocols counts them. */
+static int mrc_dp_inuse(struct sock *sk)
+{
+	return sock_prot_inuse_get(&init_net, sk->sk_prot);
+}
+
+/* Waits (RCU frees sockets) until the protocol's socket count is @want. */
+static int mrc_dp_wait_inuse_prot(struct proto *prot, int want, unsigned int ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(ms);
+	int n;
+
+	while ((n = sock_prot_inuse_get(&init_net, prot)) != want &&
+	       time_before(jiffies, deadline)) {
+		rcu_barrier();
+		msleep(20);
+	}
+	return n;
+}
+
+#define MRC_DP_NCHILD	4
+
+/*
+ * A user listener with queued children: the first handshake completes from
+ * the listener's backlog (process context, BH on), the others from softirq
+ * (listener's slock held, child nested below it); one child is accepted,
+ * then shutdown(SHUT_RD) must reset the others and free them, and the
+ * clients see ECONNRESET.  Lockdep must stay quiet throughout, and the
+ * protocol's socket count must follow every socket and return to where it was.
+ */
+static void mrc_dp_listener_children_test(struct kunit *test)
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+		.sin_port = htons(4100),
+	};
+	struct socket *lsock, *asock, *none, *csock[MRC_DP_NCHILD];
+	struct mrc_sock *child[MRC_DP_NCHILD], *c;
+	struct sock *lsk;
+	unsigned long deadline;
+	struct proto *prot;
+	int i, n = 0, inuse0;
+
+	KUNIT_ASSERT_EQ(test, mrc_dp_lo_up(), 0);
+	KUNIT_ASSERT_EQ(test, mrc_dp_user_sock(SOCK_STREAM, &lsock), 0);
+	lsk = lsock->sk;
+	prot = lsk->sk_prot;
+	KUNIT_ASSERT_FALSE(test, lsk->sk_kern_sock);
+	inuse0 = mrc_dp_inuse(lsk);
+	KUNIT_ASSERT_EQ(test, kernel_bind(lsock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	KUNIT_ASSERT_EQ(test, kernel_listen(lsock, 8), 0);
+
+	/* first client while the listener is owned: SYN and HSACK go to its backlog */
+	KUNIT_ASSERT_EQ(test, mrc_dp_user_sock(SOCK_STREAM, &csock[0]), 0);
+	lock_sock(lsk);
+	KUNIT_EXPECT_EQ(test, kernel_connect(csock[0], (struct sockaddr *)&addr, sizeof(addr),
+					     O_NONBLOCK), -EINPROGRESS);
+	deadline = jiffies + 2 * HZ;
+	while (!READ_ONCE(lsk->sk_backlog.tail) && time_before(jiffies, deadline))
+		usleep_range(500, 1000);
+	KUNIT_EXPECT_NOT_NULL(test, READ_ONCE(lsk->sk_backlog.tail));
+	release_sock(lsk);
+	KUNIT_EXPECT_TRUE(test, mrc_dp_wait_state(csock[0]->sk, MRC_STATE_ESTABLISHED, 5000));
+
+	/* the others from softirq */
+	for (i = 1; i < MRC_DP_NCHILD; i++) {
+		KUNIT_ASSERT_EQ(test, mrc_dp_user_sock(SOCK_STREAM, &csock[i]), 0);
+		KUNIT_EXPECT_EQ(test, kernel_connect(csock[i], (struct sockaddr *)&addr,
+						     sizeof(addr), 0), 0);
+	}
+
+	lock_sock(lsk);
+	list_for_each_entry(c, &mrc_sk(lsk)->accept_queue, accept_node) {
+		if (n == MRC_DP_NCHILD)
+			break;
+		sock_hold(&c->sk);
+		child[n++] = c;
+	}
+	release_sock(lsk);
+	KUNIT_ASSERT_EQ(test, n, MRC_DP_NCHILD);
+	/* listener, clients and children are all counted */
+	KUNIT_EXPECT_EQ(test, mrc_dp_inuse(lsk), inuse0 + 1 + 2 * MRC_DP_NCHILD);
+
+	/* accept by a user socket: the first child */
+	KUNIT_ASSERT_EQ(test, kernel_accept(lsock, &asock, 0), 0);
+	KUNIT_EXPECT_PTR_EQ(test, mrc_sk(asock->sk), child[0]);
+
+	/* shutdown(SHUT_RD) stops listening and resets the unaccepted ones */
+	KUNIT_EXPECT_EQ(test, kernel_sock_shutdown(lsock, SHUT_RD), 0);
+	KUNIT_EXPECT_EQ(test, kernel_accept(lsock, &none, O_NONBLOCK), -EINVAL);
+	for (i = 1; i < MRC_DP_NCHILD; i++) {
+		KUNIT_EXPECT_EQ(test, READ_ONCE(child[i]->state), MRC_STATE_DONE);
+		KUNIT_EXPECT_FALSE(test, child[i]->hashed);
+		KUNIT_EXPECT_TRUE(test, mrc_dp_wait_state(csock[i]->sk, MRC_STATE_DONE, 5000));
+		KUNIT_EXPECT_EQ(test, READ_ONCE(csock[i]->sk->sk_err), ECONNRESET);
+	}
+	KUNIT_EXPECT_EQ(test, READ_ONCE(child[0]->state), MRC_STATE_ESTABLISHED);
+
+	for (i = 0; i < MRC_DP_NCHILD; i++)
+		sock_put(&child[i]->sk);
+	sock_release(lsock);
+	/* SO_LINGER 0: the accepted pair resets rather than finishing its FINs */
+	sock_set_flag(asock->sk, SOCK_LINGER);
+	asock->sk->sk_lingertime = 0;
+	sock_release(asock);
+	for (i = 0; i < MRC_DP_NCHILD; i++)
+		sock_release(csock[i]);
+	KUNIT_EXPECT_EQ(test, mrc_dp_wait_inuse_prot(prot, inuse0, 10000), inuse0);
+}
+
+/*
+ * A 24-byte (RFC 2133) sockaddr_in6 has no sin6_scope_id: whatever follows
+ * it in the caller's memory must not become the bound scope.
+ */
+static void mrc_dp_short_sin6_test(struct kunit *test)
+{
+	struct sockaddr_in6 a = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(4200),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+		.sin6_scope_id = 0xdeadbeef,	/* past the 24 bytes passed */
+	};
+	struct sockaddr_storage got;
+	struct socket *sock;
+	int len;
+
+	KUNIT_ASSERT_EQ(test, mrc_dp_lo_up(), 0);
+	KUNIT_ASSERT_EQ(test, mrc_dp_user_sock(SOCK_STREAM, &sock), 0);
+	KUNIT_ASSERT_EQ(test, kernel_bind(sock, (struct sockaddr *)&a, SIN6_LEN_RFC2133), 0);
+	memset(&got, 0xa5, sizeof(got));
+	len = kernel_getsockname(sock, (struct sockaddr *)&got);
+	KUNIT_EXPECT_EQ(test, len, (int)sizeof(struct sockaddr_in6));
+	KUNIT_EXPECT_EQ(test, ((struct sockaddr_in6 *)&got)->sin6_port, htons(4200));
+	KUNIT_EXPECT_EQ(test, ((struct sockaddr_in6 *)&got)->sin6_scope_id, 0U);
+	sock_release(sock);
+}
+
 static struct kunit_case mrc_dp_cases[] = {
 	KUNIT_CASE(mrc_dp_transfer_test),
 	KUNIT_CASE(mrc_dp_refused_test),
+	KUNIT_CASE(mrc_dp_listener_children_test),
+	KUNIT_CASE(mrc_dp_short_sin6_test),
 	{}
 };
 

@@ -78,6 +78,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	struct mrc_cookie_in in;
 	u32 server_isn = ntohl(h->ack_psn) - 1;
 
+	sock_owned_by_me(lsock);
 	mrc_cookie_input(skb, h, &in);
 	if (!mrc_cookie_check(&lsk->mn->cookie_key, &in, ntohl(hs->slot), mrc_cookie_slot(),
 			      ntohl(h->dst_id), server_isn, be64_to_cpu(hs->cookie))) {
@@ -115,11 +116,22 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->progress_stamp = jiffies;
 	child->last_tsval = ntohl(h->tsval);
 	child->last_ev = ntohs(udp_hdr(skb)->source);
+	child->snd_wnd = ntohl(h->rcv_wnd);
+	child->snd_wnd_max = child->snd_wnd;
 	mrc_set_state(child, MRC_STATE_ESTABLISHED);
 
+	/*
+	 * As sk_clone_lock(): the child is locked before it is hashed (softirq
+	 * finds it from then on), one level below the listener (same lockdep
+	 * class), and with BH off: from the listener's backlog this runs in
+	 * process context, where a softirq for the child on this CPU would
+	 * spin on its slock forever.  Nobody can own a child this new.
+	 */
+	local_bh_disable();
 	bh_lock_sock_nested(csk);
 	if (mrc_conn_start(child)) {
 		bh_unlock_sock(csk);
+		local_bh_enable();
 		sk_free(csk);
 		return;
 	}
@@ -129,6 +141,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	mrc_send_ack(child);
 	mrc_nl_notify_conn(child, true);
 	bh_unlock_sock(csk);
+	local_bh_enable();
 	mrc_count(lsk->mn, MRC_C_CONN_ACCEPTED);
 	lsock->sk_data_ready(lsock);
 }
@@ -153,6 +166,7 @@ void mrc_done(struct mrc_sock *msk, int err)
 {
 	struct sock *sk = &msk->sk;
 
+	sock_owned_by_me(sk);
 	if (msk->state == MRC_STATE_DONE)
 		return;
 	if (msk->remote_id && msk->state != MRC_STATE_SYN_SENT)
@@ -386,6 +400,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 			mrc_arm_rto(msk);
 	}
 	msk->snd_wnd = ntohl(h->rcv_wnd);
+	msk->snd_wnd_max = max(msk->snd_wnd_max, msk->snd_wnd);
 	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
 		mrc_probe_answered(msk, ntohs(h->ack_ev));
 		/* a peer answering window probes is alive (RFC 1122 4.2.2.17) */
@@ -767,7 +782,8 @@ int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb)
 /* Consumes @skb and the reference on @sk. */
 static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff *skb)
 {
-	bh_lock_sock_nested(sk);
+	/* subclass 0: a listener takes its new child one level below */
+	bh_lock_sock(sk);
 	if (!sock_owned_by_user(sk)) {
 		mrc_do_rcv(sk, skb);
 	} else if (sk_add_backlog(sk, skb, READ_ONCE(sk->sk_rcvbuf) +

@@ -53,6 +53,7 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 	struct mrc_ev *evs;
 	u16 cap;
 
+	sock_owned_by_me(&msk->sk);
 	count = clamp(count, 1U, (unsigned int)MRC_MAX_EVS);
 	cap = 2 * count;
 	evs = kcalloc(cap, sizeof(*evs), gfp);
@@ -420,6 +421,7 @@ void mrc_push(struct mrc_sock *msk)
 {
 	struct sk_buff *skb;
 
+	sock_owned_by_me(&msk->sk);
 	if (!mrc_sending_state(msk))
 		return;
 	mrc_probe_retired(msk);

@@ -264,6 +264,40 @@ void mrc_unbind_port(struct mrc_sock *msk)
 }
 
 /**
+ * mrc_listen_port() - become the listener of the bound port
+ * @msk: bound socket (socket lock held), closed or already listening
+ *
+ * SO_REUSEADDR lets sockets share a port while at most one listens (as in
+ * TCP, where it allows binding over connections of an old listener, not
+ * two listeners): the check and the state change are one step under
+ * mn->lock, so two racing listen() calls cannot both win.
+ * Return: 0, or -EADDRINUSE when another socket listens on an overlapping
+ * address and the same port.
+ */
+int mrc_listen_port(struct mrc_sock *msk)
+{
+	u16 port = mrc_local_port(&msk->local);
+	struct mrc_net *mn = msk->mn;
+	struct mrc_sock *other;
+	int err = 0;
+
+	sock_owned_by_me(&msk->sk);
+	spin_lock_bh(&mn->lock);
+	hash_for_each_possible(mn->ports, other, port_node, port) {
+		if (other != msk && mrc_local_port(&other->local) == port &&
+		    mrc_addr_overlap(&other->local, &msk->local) &&
+		    READ_ONCE(other->state) == MRC_STATE_LISTEN) {
+			err = -EADDRINUSE;
+			break;
+		}
+	}
+	if (!err)
+		mrc_set_state(msk, MRC_STATE_LISTEN);
+	spin_unlock_bh(&mn->lock);
+	return err;
+}
+
+/**
  * mrc_lookup_listener() - find the listener for an incoming SYN or HSACK
  * @mn: namespace state
  * @daddr: the packet's destination address and MRC port
@@ -332,16 +366,16 @@ static int __net_init mrc_net_init(struct net *net)
 	get_random_bytes(&mn->cookie_key, sizeof(mn->cookie_key));
 	mn->cfg = (struct mrc_config){
 		.udp_port		= mrc_udp_port,
-		.ev_count		= mrc_default_evs,
+		.ev_count		= READ_ONCE(mrc_default_evs),
 		.ev_port_min		= 49152,
 		.ev_port_max		= 65535,
 		.retire_losses		= 1,
 		.ecn			= 1,
-		.redundancy		= mrc_redundancy,
+		.redundancy		= READ_ONCE(mrc_redundancy),
 		.probe_interval_ms	= 50,
-		.min_rto_us		= mrc_min_rto_us,
+		.min_rto_us		= READ_ONCE(mrc_min_rto_us),
 		.max_rto_us		= MRC_MAX_RTO_US,
-		.init_cwnd		= mrc_init_cwnd,
+		.init_cwnd		= READ_ONCE(mrc_init_cwnd),
 		.user_timeout_ms	= 30000,
 		.dctcp_shift		= 4,
 		.delay_target_us	= 2000,

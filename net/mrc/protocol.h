@@ -327,6 +327,7 @@ struct mrc_sock {
 	u32			snd_una;	/* oldest unacked PSN */
 	u32			snd_nxt;	/* next new PSN */
 	u32			snd_wnd;	/* peer's window, bytes */
+	u32			snd_wnd_max;	/* largest snd_wnd seen: SEQPACKET message limit */
 	struct mrc_cc		cc;		/* congestion window */
 	u32			cc_round_end;	/* PSN that ends the CC round */
 	u32			in_flight;	/* sent, not acked, not lost */
@@ -421,6 +422,7 @@ void mrc_unhash_conn(struct mrc_sock *msk);
 struct mrc_sock *mrc_lookup_conn(struct mrc_net *mn, u32 local_id);
 int mrc_bind_port(struct mrc_sock *msk, u16 port, bool reuse);
 void mrc_unbind_port(struct mrc_sock *msk);
+int mrc_listen_port(struct mrc_sock *msk);
 struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr);
 bool mrc_rst_allowed(struct mrc_net *mn);
 

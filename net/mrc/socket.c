@@ -73,6 +73,8 @@ void mrc_sock_init(struct mrc_sock *msk)
 	msk->sndbuf_init = sk->sk_sndbuf;
 	msk->rcv_ratio = 128;
 	sk_sockets_allocated_inc(sk);
+	/* the "sockets" column of /proc/net/protocols, dropped in mrc_destruct() */
+	sock_prot_inuse_add(sock_net(sk), sk->sk_prot, 1);
 	msk->snd_wnd = U16_MAX;
 	msk->user_timeout_ms = READ_ONCE(msk->mn->cfg.user_timeout_ms);
 	msk->ev_count = READ_ONCE(msk->mn->cfg.ev_count);
@@ -98,6 +100,7 @@ void mrc_destruct(struct sock *sk)
 	sk_mem_reclaim_final(sk);
 	WARN_ON_ONCE(sk->sk_forward_alloc);
 	sk_sockets_allocated_dec(sk);
+	sock_prot_inuse_add(sock_net(sk), sk->sk_prot, -1);
 }
 
 static int mrc_check_addr(struct socket *sock, struct sockaddr *uaddr, int len)
@@ -114,13 +117,17 @@ static int mrc_check_addr(struct socket *sock, struct sockaddr *uaddr, int len)
 	return -EAFNOSUPPORT;
 }
 
-static void mrc_copy_addr(union mrc_addr *dst, const struct sockaddr *src)
+/*
+ * Copies a checked address of @len bytes: an RFC 2133 sockaddr_in6 (24
+ * bytes) has no sin6_scope_id, which then reads 0, not what followed it.
+ */
+static void mrc_copy_addr(union mrc_addr *dst, const struct sockaddr *src, int len)
 {
 	memset(dst, 0, sizeof(*dst));
 	if (src->sa_family == AF_INET)
 		memcpy(&dst->v4, src, sizeof(dst->v4));
 	else
-		memcpy(&dst->v6, src, sizeof(dst->v6));
+		memcpy(&dst->v6, src, min_t(int, len, sizeof(dst->v6)));
 }
 
 static bool mrc_addr_is_local(struct net *net, const union mrc_addr *a)
@@ -141,6 +148,7 @@ static int __mrc_bind(struct mrc_sock *msk, const union mrc_addr *addr)
 	struct sock *sk = &msk->sk;
 	int err;
 
+	sock_owned_by_me(sk);
 	if (msk->bound || msk->state != MRC_STATE_CLOSED)
 		return -EINVAL;
 	if (!mrc_addr_is_local(sock_net(sk), addr))
@@ -167,7 +175,7 @@ static int mrc_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	err = mrc_check_addr(sock, uaddr, len);
 	if (err)
 		return err;
-	mrc_copy_addr(&addr, uaddr);
+	mrc_copy_addr(&addr, uaddr, len);
 	lock_sock(&msk->sk);
 	err = __mrc_bind(msk, &addr);
 	release_sock(&msk->sk);
@@ -239,6 +247,7 @@ int mrc_conn_start(struct mrc_sock *msk)
 {
 	int err;
 
+	sock_owned_by_me(&msk->sk);
 	err = mrc_route_setup(msk);
 	if (err)
 		return err;
@@ -280,7 +289,7 @@ static int mrc_connect(struct socket *sock, struct sockaddr *uaddr, int len, int
 	err = mrc_check_addr(sock, uaddr, len);
 	if (err)
 		return err;
-	mrc_copy_addr(&addr, uaddr);
+	mrc_copy_addr(&addr, uaddr, len);
 	lock_sock(sk);
 	switch (msk->state) {
 	case MRC_STATE_SYN_SENT:
@@ -369,7 +378,8 @@ static int mrc_listen(struct socket *sock, int backlog)
 			goto out;
 	}
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
-	mrc_set_state(msk, MRC_STATE_LISTEN);
+	if (msk->state != MRC_STATE_LISTEN)
+		err = mrc_listen_port(msk);
 out:
 	release_sock(sk);
 	return err;
@@ -530,6 +540,7 @@ static void mrc_queue_segment(struct mrc_sock *msk, struct sk_buff *skb)
 	struct sock *sk = &msk->sk;
 	struct sk_buff *pos = msk->send_head;
 
+	sock_owned_by_me(sk);
 	sk_mem_charge(sk, skb->truesize);
 	sk_wmem_queued_add(sk, skb->truesize);
 	if (MRC_SKB_CB(skb)->prio >= MRC_PRIO_HIGH && sk->sk_type == SOCK_SEQPACKET && pos) {
@@ -662,7 +673,13 @@ static int mrc_send_message(struct mrc_sock *msk, struct msghdr *msg, size_t len
 	size_t copied = 0, chunk;
 	int err;
 
-	if (need > (size_t)READ_ONCE(sk->sk_sndbuf))
+	/*
+	 * Readers take whole messages only: one larger than the peer can
+	 * buffer (the largest window it advertised, with nothing queued)
+	 * could never be read, and its window would stay closed for ever.
+	 */
+	if (need > (size_t)READ_ONCE(sk->sk_sndbuf) ||
+	    (msk->snd_wnd_max && len > msk->snd_wnd_max))
 		return -EMSGSIZE;
 	for (;;) {
 		err = mrc_send_wait(msk, timeo, need);
@@ -924,6 +941,8 @@ out:
 	return err ? err : copied;
 }
 
+static void mrc_close_listener(struct mrc_sock *msk);
+
 static int mrc_shutdown(struct socket *sock, int how)
 {
 	struct sock *sk = sock->sk;
@@ -935,8 +954,11 @@ static int mrc_shutdown(struct socket *sock, int how)
 		return -EINVAL;
 	lock_sock(sk);
 	if (msk->state == MRC_STATE_LISTEN && (how & RCV_SHUTDOWN)) {
-		/* wakes accept() with EINVAL, as for TCP */
-		mrc_set_state(msk, MRC_STATE_CLOSED);
+		/*
+		 * As TCP's disconnect: the queued children are reset (nothing
+		 * could accept them any more) and accept() wakes with EINVAL.
+		 */
+		mrc_close_listener(msk);
 		sk->sk_state_change(sk);
 		goto out;
 	}
@@ -958,27 +980,38 @@ out:
 /* Aborts a connection: RST to the peer, error ECONNRESET locally. */
 static void mrc_abort(struct mrc_sock *msk)
 {
+	sock_owned_by_me(&msk->sk);
 	if (msk->remote_id && msk->state != MRC_STATE_DONE)
 		mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
 	mrc_done(msk, 0);
 }
 
+/**
+ * mrc_close_listener() - stop listening: reset every child not yet accepted
+ * @msk: the listener, owned by the caller (lock_sock)
+ *
+ * Called from close() and from shutdown(SHUT_RD); the port stays bound
+ * (release unbinds it).  A queued child may be owned at the same time by a
+ * netlink reader, and softirq takes its slock: it is locked as a socket of
+ * its own (lock_sock_nested, one level below the listener), never with a
+ * bare spin_lock from process context.
+ */
 static void mrc_close_listener(struct mrc_sock *msk)
 {
 	struct mrc_sock *child, *tmp;
 
+	sock_owned_by_me(&msk->sk);
 	mrc_set_state(msk, MRC_STATE_CLOSED);
-	mrc_unbind_port(msk);
 	list_for_each_entry_safe(child, tmp, &msk->accept_queue, accept_node) {
 		struct sock *csk = &child->sk;
 
 		list_del_init(&child->accept_node);
 		sk_acceptq_removed(&msk->sk);
-		bh_lock_sock_nested(csk);
+		lock_sock_nested(csk, SINGLE_DEPTH_NESTING);
 		child->parent = NULL;
 		sock_set_flag(csk, SOCK_DEAD);
 		mrc_abort(child);
-		bh_unlock_sock(csk);
+		release_sock(csk);
 		sock_put(csk);	/* the accept queue's reference */
 	}
 }
@@ -1083,9 +1116,17 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 	return err;
 }
 
+/* The ABI is the same on every architecture: no hole, 64-bit counters aligned. */
+static_assert(offsetof(struct mrc_info, ev_count) == 6);
+static_assert(offsetof(struct mrc_info, reserved0) == offsetof(struct mrc_info, mss) + 4);
+static_assert(offsetof(struct mrc_info, bytes_sent) == 56);
+static_assert(sizeof(struct mrc_info) == 128);
+
 static void mrc_fill_info(struct mrc_sock *msk, struct mrc_info *info)
 {
-	*info = msk->stats;
+	/* the counters, then the snapshot; no byte of @info is left unset */
+	memcpy(info, &msk->stats, sizeof(*info));
+	info->reserved0 = 0;
 	info->state = msk->state;
 	info->ev_count = msk->ev_count;
 	info->priority = msk->priority;

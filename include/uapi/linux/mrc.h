@@ -86,21 +86,22 @@ struct mrc_path_info {
 	__u32	ce;
 };
 
-#define MRC_INFO_VERSION	1
+#define MRC_INFO_VERSION	2
 
 /**
  * struct mrc_info - connection state, like struct tcp_info
  *
  * Grows only at the end; @len says how much the kernel filled in and
- * getsockopt() copies min(optlen, sizeof) bytes.
+ * getsockopt() copies min(optlen, sizeof) bytes.  No implicit padding:
+ * every field sits at the same offset on 32- and 64-bit ABIs (the 64-bit
+ * counters start at offset 56), and reserved bytes read as zero.
  */
 struct mrc_info {
 	__u16	version;	/* MRC_INFO_VERSION */
 	__u16	len;		/* bytes of this struct the kernel knows */
 	__u8	state;		/* enum mrc_state */
-	__u8	ev_count;	/* entropy values in use */
 	__u8	priority;
-	__u8	pad0;
+	__u16	ev_count;	/* entropy values in use (1..256) */
 	__u32	local_id;	/* connection IDs on the wire */
 	__u32	remote_id;
 	__u32	srtt_us;
@@ -112,6 +113,7 @@ struct mrc_info {
 	__u32	snd_wnd;	/* peer's advertised window, bytes */
 	__u32	rcv_wnd;	/* our advertised window, bytes */
 	__u32	mss;		/* payload bytes per packet */
+	__u32	reserved0;	/* zero; keeps the 64-bit counters 8-aligned */
 	__u64	bytes_sent;
 	__u64	bytes_acked;
 	__u64	bytes_received;
