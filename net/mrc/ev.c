@@ -24,23 +24,57 @@ static bool mrc_ev_port_used(const struct mrc_ev *evs, u16 cap, u16 port)
 	return false;
 }
 
+/* The lowest allowed port in [@port, port_max], or above port_max. */
+static u32 mrc_ev_next_candidate(const struct mrc_ev_range *r, u32 port)
+{
+	if (port > r->port_max)
+		return port;
+	if (r->next_allowed)
+		return r->next_allowed(r->ctx, port);
+	while (port <= r->port_max && r->allowed && !r->allowed(r->ctx, port))
+		port++;
+	return port;
+}
+
+/*
+ * Random draws first; a policy may allow few ports, so then a scan from a
+ * random point that visits allowed ports only (next_allowed skips whole
+ * forbidden stretches) and stops after cap + 1 of them: at most cap are
+ * used, so if an unused allowed port exists among those visited it is
+ * found.  The cost is bounded by the slot count, not the port span, which
+ * matters in softirq (a retirement draws a fresh port).
+ */
 static u16 mrc_ev_fresh_port(const struct mrc_ev *evs, u16 cap, const struct mrc_ev_range *r)
 {
 	u32 span = (u32)r->port_max - r->port_min + 1;
-	u16 port = r->port_min;
+	u32 start, port, visited = 0;
+	bool wrapped = false;
 	u32 tries;
 
-	/* random draws first; a policy may allow few ports, so then scan */
 	for (tries = 0; tries < 64; tries++) {
 		port = r->port_min + get_random_u32_below(span);
 		if (!mrc_ev_port_used(evs, cap, port) &&
 		    (!r->allowed || r->allowed(r->ctx, port)))
 			return port;
 	}
-	for (tries = 0; tries < span; tries++) {
-		port = r->port_min + tries;
-		if (!mrc_ev_port_used(evs, cap, port) && r->allowed && r->allowed(r->ctx, port))
+	start = r->port_min + get_random_u32_below(span);
+	port = start;
+	while (visited <= cap) {
+		port = mrc_ev_next_candidate(r, port);
+		if (port > r->port_max) {
+			if (wrapped)
+				break;
+			wrapped = true;
+			port = mrc_ev_next_candidate(r, r->port_min);
+			if (port > r->port_max)
+				break;
+		}
+		if (wrapped && port >= start)
+			break;
+		if (!mrc_ev_port_used(evs, cap, port))
 			return port;
+		visited++;
+		port++;
 	}
 	return r->port_min + get_random_u32_below(span);
 }

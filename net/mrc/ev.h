@@ -15,12 +15,16 @@ struct mrc_ev;
  * @port_min: lowest UDP source port
  * @port_max: highest UDP source port
  * @allowed: optional filter (EV policies of an external controller)
- * @ctx: argument of @allowed
+ * @next_allowed: optional, with @allowed: the lowest port >= its argument
+ *	that @allowed accepts, or a value above U16_MAX when none; lets the
+ *	search skip what a restrictive policy forbids in one step
+ * @ctx: argument of @allowed and @next_allowed
  */
 struct mrc_ev_range {
 	u16	port_min;
 	u16	port_max;
 	bool	(*allowed)(const void *ctx, u16 port);
+	u32	(*next_allowed)(const void *ctx, u32 port);
 	const void *ctx;
 };
 

@@ -12,11 +12,11 @@
 #include <net/udp.h>
 #include <net/inet_ecn.h>
 
-#include "protocol.h"
-#include "ev.h"
+#include <kunit/visibility.h>
 
-/* How far ahead of rcv_nxt out-of-order data is kept, in packets. */
-#define MRC_RCV_WINDOW_PKTS	8192
+#include "protocol.h"
+#include "sack.h"
+#include "ev.h"
 
 static bool mrc_addr_equal(const union mrc_addr *a, const union mrc_addr *b)
 {
@@ -179,7 +179,8 @@ void mrc_done(struct mrc_sock *msk, int err)
 	mrc_timers_stop(msk);
 	mrc_unhash_conn(msk);
 	mrc_write_queue_purge(sk);
-	__skb_queue_purge(&msk->ooo_queue);
+	mrc_ooo_purge(msk);
+	mrc_orphan_del(msk);
 	msk->send_head = NULL;
 	msk->in_flight = 0;
 	sk->sk_state_change(sk);
@@ -369,6 +370,31 @@ static void mrc_probe_answered(struct mrc_sock *msk, u16 port)
 	}
 }
 
+/*
+ * Takes the peer's window, at most what the reorder window can hold (a PSN
+ * further than MRC_RCV_WINDOW_PKTS ahead is dropped by the receiver).
+ */
+static void mrc_snd_wnd_update(struct mrc_sock *msk, u32 wnd, u32 tsval)
+{
+	wnd = min_t(u64, wnd, (u64)(MRC_RCV_WINDOW_PKTS - 1) * msk->mss);
+	/*
+	 * A window that opens ends the probing backoff, as progress does; one
+	 * that reopens from below a segment restarts a backed-off timer, so
+	 * whatever the closed window dropped is resent now, not seconds later.
+	 */
+	if (wnd > msk->snd_wnd) {
+		bool reopened = msk->snd_wnd < msk->mss && wnd >= msk->mss;
+
+		msk->backoff = 0;
+		if (reopened && timer_pending(&msk->rto_timer))
+			mrc_arm_rto(msk);
+	}
+	msk->snd_wnd = wnd;
+	msk->snd_wnd_max = max(msk->snd_wnd_max, wnd);
+	msk->snd_wl_tsval = tsval;
+	msk->snd_wl_valid = 1;
+}
+
 /* Cumulative ACK, SACK, window and RTT.  Return: false if the ACK is invalid. */
 static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 {
@@ -387,24 +413,17 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
-	/*
-	 * A window that opens ends the probing backoff, as progress does; one
-	 * that reopens from below a segment restarts a backed-off timer, so
-	 * whatever the closed window dropped is resent now, not seconds later.
-	 */
-	if (ntohl(h->rcv_wnd) > msk->snd_wnd) {
-		bool reopened = msk->snd_wnd < msk->mss && ntohl(h->rcv_wnd) >= msk->mss;
-
-		msk->backoff = 0;
-		if (reopened && timer_pending(&msk->rto_timer))
-			mrc_arm_rto(msk);
-	}
-	msk->snd_wnd = ntohl(h->rcv_wnd);
-	msk->snd_wnd_max = max(msk->snd_wnd_max, msk->snd_wnd);
+	if (mrc_wnd_update_ok(msk->snd_wl_valid, ack, msk->snd_una, ntohl(h->tsval),
+			      msk->snd_wl_tsval))
+		mrc_snd_wnd_update(msk, ntohl(h->rcv_wnd), ntohl(h->tsval));
 	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
 		mrc_probe_answered(msk, ntohs(h->ack_ev));
-		/* a peer answering window probes is alive (RFC 1122 4.2.2.17) */
-		if (msk->snd_una == msk->snd_nxt) {
+		/*
+		 * A peer answering window probes is alive (RFC 1122 4.2.2.17).
+		 * Not for an orphan: nobody waits for what it still has to send,
+		 * and a peer that answers but never opens would keep it forever.
+		 */
+		if (msk->snd_una == msk->snd_nxt && !msk->orphan_fin) {
 			msk->progress_stamp = jiffies;
 			msk->wprobe_out = 0;
 		}
@@ -467,8 +486,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 			mrc_arm_rto(msk);
 	} else if (msk->orphan_fin) {
 		/* FIN_WAIT of a closed socket: the peer's FIN has this long */
-		sk_reset_timer(sk, &msk->rto_timer,
-			       jiffies + msecs_to_jiffies(MRC_ORPHAN_FIN_WAIT_MS));
+		mrc_orphan_fin_wait(msk);
 	} else {
 		sk_stop_timer(sk, &msk->rto_timer);
 	}
@@ -514,24 +532,90 @@ static void mrc_deliver(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_fin_rcv(msk);
 }
 
-/* Inserts into the out-of-order queue, sorted.  Return: false if duplicate. */
-static bool mrc_ooo_insert(struct mrc_sock *msk, struct sk_buff *skb)
+/**
+ * mrc_ooo_insert() - add a packet to an out-of-order tree
+ * @root: rbtree of skbs by PSN (MRC_SKB_CB()->psn, linked by skb->rbnode)
+ * @last: the tree's skb with the highest PSN, or NULL when empty; updated
+ * @skb: packet to add
+ *
+ * O(log n), and O(1) for the common case of a packet after all held ones
+ * (as TCP's out-of-order queue): a peer sending PSNs in any order cannot
+ * make the softirq walk the queue.
+ * Return: true if inserted, false if its PSN is already held (@skb untouched).
+ */
+bool mrc_ooo_insert(struct rb_root *root, struct sk_buff **last, struct sk_buff *skb)
 {
+	struct rb_node **p = &root->rb_node, *parent = NULL;
 	u32 psn = MRC_SKB_CB(skb)->psn;
-	struct sk_buff *pos;
 
-	skb_queue_reverse_walk(&msk->ooo_queue, pos) {
-		u32 p = MRC_SKB_CB(pos)->psn;
+	if (*last) {
+		u32 high = MRC_SKB_CB(*last)->psn;
 
-		if (p == psn)
+		if (psn == high)
 			return false;
-		if (mrc_psn_before(p, psn)) {
-			__skb_queue_after(&msk->ooo_queue, pos, skb);
-			return true;
+		if (mrc_psn_after(psn, high)) {
+			parent = &(*last)->rbnode;
+			p = &parent->rb_right;
+			goto insert;
 		}
 	}
-	__skb_queue_head(&msk->ooo_queue, skb);
+	while (*p) {
+		u32 q;
+
+		parent = *p;
+		q = MRC_SKB_CB(rb_to_skb(parent))->psn;
+		if (mrc_psn_before(psn, q))
+			p = &parent->rb_left;
+		else if (mrc_psn_after(psn, q))
+			p = &parent->rb_right;
+		else
+			return false;
+	}
+insert:
+	rb_link_node(&skb->rbnode, parent, p);
+	rb_insert_color(&skb->rbnode, root);
+	if (!*last || mrc_psn_after(psn, MRC_SKB_CB(*last)->psn))
+		*last = skb;
 	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ooo_insert);
+
+/**
+ * mrc_ooo_sack() - the SACK field for an out-of-order tree
+ * @root: rbtree of skbs by PSN
+ * @rcv_nxt: next PSN expected in order (all held PSNs are after it)
+ *
+ * Walks the lowest PSNs only, up to the SACK field's reach.
+ * Return: bit i set when PSN rcv_nxt + 1 + i is held.
+ */
+u64 mrc_ooo_sack(const struct rb_root *root, u32 rcv_nxt)
+{
+	struct sk_buff *skb;
+	u64 bits = 0;
+
+	for (skb = skb_rb_first(root); skb; skb = skb_rb_next(skb)) {
+		if (!mrc_psn_in_window(MRC_SKB_CB(skb)->psn, rcv_nxt + 1, MRC_SACK_BITS))
+			break;
+		mrc_sack_mark(&bits, MRC_SKB_CB(skb)->psn, rcv_nxt);
+	}
+	return bits;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ooo_sack);
+
+/* Drops every out-of-order packet (socket lock held, or unreachable). */
+void mrc_ooo_purge(struct mrc_sock *msk)
+{
+	struct rb_node *p = rb_first(&msk->ooo_queue);
+
+	/* skb_rbtree_purge(), which is not exported to modules */
+	while (p) {
+		struct sk_buff *skb = rb_to_skb(p);
+
+		p = rb_next(p);
+		rb_erase(&skb->rbnode, &msk->ooo_queue);
+		kfree_skb(skb);
+	}
+	msk->ooo_last = NULL;
 }
 
 static bool mrc_skb_ce(const struct sk_buff *skb)
@@ -554,6 +638,12 @@ static void mrc_rcv_ratio_update(struct mrc_sock *msk, unsigned int truesize)
 		msk->rcv_ratio = max_t(u32, r, 16);
 	else
 		msk->rcv_ratio += (r - msk->rcv_ratio + 7) / 8;
+}
+
+/* An empty packet that is a message of its own (queued, read as one). */
+static bool mrc_empty_msg(const struct sock *sk, u8 flags)
+{
+	return (flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET;
 }
 
 /* Data (or FIN) packet.  Consumes @skb. */
@@ -593,15 +683,20 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	 * (the window is a promise; rcv_ratio keeps the excess small).  An
 	 * in-order packet into an empty queue always fits, so tiny buffers and
 	 * an exhausted memory pool still progress (one packet at a time).
+	 * Whatever gets queued is charged, empty or not: an empty SEQPACKET
+	 * message or an empty packet out of order costs its truesize as data
+	 * does; only an in-order empty packet that is not a message (a FIN,
+	 * say) is never queued and costs nothing.
 	 */
-	if (len) {
+	if (len || psn != msk->rcv_nxt || mrc_empty_msg(sk, hdr->flags)) {
 		bool forced = psn == msk->rcv_nxt && skb_queue_empty(&sk->sk_receive_queue);
 		bool room = mrc_psn_before(psn, msk->rcv_promised) ||
 			    atomic_read(&sk->sk_rmem_alloc) + skb->truesize <=
 			    READ_ONCE(sk->sk_rcvbuf);
 		bool mem = (room || forced) && sk_rmem_schedule(sk, skb, skb->truesize);
 
-		mrc_rcv_ratio_update(msk, skb->truesize);
+		if (len)
+			mrc_rcv_ratio_update(msk, skb->truesize);
 		msk->rcv_starved = room && !mem;
 		if (!forced && !mem) {
 			mrc_count(msk->mn, room ? MRC_C_RX_DROP_MEM : MRC_C_RX_DROP_RCVBUF);
@@ -628,16 +723,18 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 
 	if (psn == msk->rcv_nxt) {
 		mrc_deliver(msk, skb);
-		while ((skb = skb_peek(&msk->ooo_queue)) &&
+		while ((skb = skb_rb_first(&msk->ooo_queue)) &&
 		       MRC_SKB_CB(skb)->psn == msk->rcv_nxt) {
-			__skb_unlink(skb, &msk->ooo_queue);
+			rb_erase(&skb->rbnode, &msk->ooo_queue);
+			if (skb == msk->ooo_last)
+				msk->ooo_last = NULL;
 			mrc_deliver(msk, skb);
 		}
-		if (!skb_queue_empty(&msk->ooo_queue))
+		if (!RB_EMPTY_ROOT(&msk->ooo_queue))
 			ack_now = true;
 		sk->sk_data_ready(sk);
 	} else {
-		if (!mrc_ooo_insert(msk, skb)) {
+		if (!mrc_ooo_insert(&msk->ooo_queue, &msk->ooo_last, skb)) {
 			msk->stats.dup_packets_received++;
 			mrc_count(msk->mn, MRC_C_RX_DUP);
 			kfree_skb(skb);
@@ -747,7 +844,8 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		msk->last_tsval = ntohl(hdr.tsval);
 		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE | MRC_F_ACKNOW, NULL, 0);
 	}
-	if (hdr.type == MRC_T_DATA && hdr.len && sock_flag(&msk->sk, SOCK_DEAD) &&
+	if (hdr.type == MRC_T_DATA && (hdr.len || mrc_empty_msg(&msk->sk, hdr.flags)) &&
+	    sock_flag(&msk->sk, SOCK_DEAD) &&
 	    msk->state != MRC_STATE_DONE) {
 		/* new data for a socket nobody can read any more: reset, as TCP */
 		mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);

@@ -31,6 +31,16 @@ int mrc_rmem_min __read_mostly = 4096;
 
 static struct ctl_table_header *mrc_sysctl_header;
 
+/* net.mrc.orphans: the orphans alive now (read only) */
+static int mrc_proc_orphans(const struct ctl_table *table, int write, void *buffer,
+			    size_t *lenp, loff_t *ppos)
+{
+	int n = atomic_read(&mrc_orphan_count);
+	struct ctl_table tmp = { .data = &n, .maxlen = sizeof(n) };
+
+	return proc_dointvec(&tmp, write, buffer, lenp, ppos);
+}
+
 static struct ctl_table mrc_sysctl_table[] = {
 	{
 		.procname	= "mem",
@@ -38,6 +48,20 @@ static struct ctl_table mrc_sysctl_table[] = {
 		.maxlen		= sizeof(mrc_mem),
 		.mode		= 0644,
 		.proc_handler	= proc_doulongvec_minmax,
+	},
+	{
+		.procname	= "max_orphans",
+		.data		= &mrc_max_orphans,
+		.maxlen		= sizeof(mrc_max_orphans),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+	},
+	{
+		.procname	= "orphans",
+		.maxlen		= sizeof(int),
+		.mode		= 0444,
+		.proc_handler	= mrc_proc_orphans,
 	},
 };
 

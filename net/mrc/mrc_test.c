@@ -471,8 +471,155 @@ static struct kunit_suite mrc_hdr_suite = {
 	.test_cases = mrc_hdr_cases,
 };
 
+/* ---- out-of-order tree, window update, bounded fresh-EV search ---- */
+
+static struct sk_buff *mrc_test_skb(struct kunit *test, u32 psn)
+{
+	struct sk_buff *skb = alloc_skb(0, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	memset(skb->cb, 0, sizeof(skb->cb));
+	MRC_SKB_CB(skb)->psn = psn;
+	return skb;
+}
+
+/* Checks the tree is sorted from @first, holds @n PSNs, and frees it. */
+static void mrc_test_ooo_check(struct kunit *test, struct rb_root *root, struct sk_buff *last,
+			       u32 first, u32 n)
+{
+	struct sk_buff *skb = skb_rb_first(root), *prev = NULL;
+	u32 i = 0;
+
+	for (; skb; prev = skb, skb = skb_rb_next(skb), i++)
+		KUNIT_EXPECT_EQ(test, MRC_SKB_CB(skb)->psn, first + i);
+	KUNIT_EXPECT_EQ(test, i, n);
+	KUNIT_EXPECT_PTR_EQ(test, last, prev);
+	while ((skb = skb_rb_first(root))) {
+		rb_erase(&skb->rbnode, root);
+		kfree_skb(skb);
+	}
+}
+
+static void mrc_ooo_orders_test(struct kunit *test)
+{
+	const u32 base = 0xfffff000u;	/* wraps through 0 */
+	struct rb_root root = RB_ROOT;
+	struct sk_buff *last = NULL, *dup;
+	u32 i, n = 8190;
+
+	/* descending, as a hostile peer sends */
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_TRUE(test, mrc_ooo_insert(&root, &last,
+						       mrc_test_skb(test, base + n - 1 - i)));
+	dup = mrc_test_skb(test, base + 17);
+	KUNIT_EXPECT_FALSE(test, mrc_ooo_insert(&root, &last, dup));
+	kfree_skb(dup);
+	dup = mrc_test_skb(test, base + n - 1);
+	KUNIT_EXPECT_FALSE(test, mrc_ooo_insert(&root, &last, dup));
+	kfree_skb(dup);
+	mrc_test_ooo_check(test, &root, last, base, n);
+
+	/* ascending (the append fast path), then a stride that fills holes */
+	last = NULL;
+	for (i = 0; i < 1000; i += 2)
+		KUNIT_EXPECT_TRUE(test, mrc_ooo_insert(&root, &last, mrc_test_skb(test, base + i)));
+	for (i = 999; i < 1000; i -= 2)
+		KUNIT_EXPECT_TRUE(test, mrc_ooo_insert(&root, &last, mrc_test_skb(test, base + i)));
+	mrc_test_ooo_check(test, &root, last, base, 1000);
+}
+
+static void mrc_ooo_sack_test(struct kunit *test)
+{
+	u32 held[] = { 12, 11, 74, 75, 9 + 200, 13 };
+	struct rb_root root = RB_ROOT;
+	struct sk_buff *last = NULL;
+	u32 i, rcv_nxt = 0xfffffff0u + 10;
+
+	KUNIT_EXPECT_EQ(test, mrc_ooo_sack(&root, 10), 0ull);
+	/* around the wrap: PSNs are rcv_nxt - 10 + held[i] */
+	for (i = 0; i < ARRAY_SIZE(held); i++)
+		KUNIT_EXPECT_TRUE(test, mrc_ooo_insert(&root, &last,
+						       mrc_test_skb(test, rcv_nxt - 10 + held[i])));
+	/* bit i is PSN rcv_nxt + 1 + i: 11, 12, 13 and 74 (bit 63) */
+	KUNIT_EXPECT_EQ(test, mrc_ooo_sack(&root, rcv_nxt), 0x7ull | 1ull << 63);
+	while ((last = skb_rb_first(&root))) {
+		rb_erase(&last->rbnode, &root);
+		kfree_skb(last);
+	}
+}
+
+static void mrc_wnd_update_test(struct kunit *test)
+{
+	/* the first window is always taken */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_ok(false, 5, 5, 100, 0));
+	/* an ACK built before the one we hold (older tsval): stale */
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_ok(true, 5, 5, 99, 100));
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_ok(true, 5, 5, 100, 100));
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_ok(true, 5, 5, 101, 100));
+	/* new data acknowledged: newer whatever its timestamp */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_ok(true, 6, 5, 1, 100));
+	/* timestamps wrap */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_ok(true, 5, 5, 3, 0xfffffff0u));
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_ok(true, 5, 5, 0xfffffff0u, 3));
+}
+
+/* A pin policy allowing 60000..60003 only, with call counters. */
+static u32 mrc_test_allowed_calls, mrc_test_next_calls;
+
+static bool mrc_test_pin_allowed(const void *ctx, u16 port)
+{
+	mrc_test_allowed_calls++;
+	return port >= 60000 && port <= 60003;
+}
+
+static u32 mrc_test_pin_next(const void *ctx, u32 port)
+{
+	mrc_test_next_calls++;
+	if (port > 60003)
+		return 0x10000;
+	return max(port, 60000U);
+}
+
+static void mrc_ev_fresh_bounded_test(struct kunit *test)
+{
+	struct mrc_ev_range r = {
+		.port_min = 0, .port_max = 65535,
+		.allowed = mrc_test_pin_allowed, .next_allowed = mrc_test_pin_next,
+	};
+	struct mrc_ev evs[8];
+	u32 born = 0;
+	int i, fresh;
+
+	/* all four allowed ports become EVs, whatever the draws */
+	mrc_evs_init(evs, 8, 4, &r, &born);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_GE(test, evs[i].port, 60000);
+		KUNIT_EXPECT_LE(test, evs[i].port, 60003);
+	}
+	/* none left: the search gives up after a bounded number of steps */
+	mrc_test_allowed_calls = 0;
+	mrc_test_next_calls = 0;
+	fresh = mrc_ev_retire(evs, 8, 0, &r, &born, 0);
+	KUNIT_EXPECT_GE(test, fresh, 0);
+	KUNIT_EXPECT_LE(test, mrc_test_allowed_calls, 64u);
+	KUNIT_EXPECT_LE(test, mrc_test_next_calls, 8u + 3);
+}
+
+static struct kunit_case mrc_input_cases[] = {
+	KUNIT_CASE(mrc_ooo_orders_test),
+	KUNIT_CASE(mrc_ooo_sack_test),
+	KUNIT_CASE(mrc_wnd_update_test),
+	KUNIT_CASE(mrc_ev_fresh_bounded_test),
+	{}
+};
+
+static struct kunit_suite mrc_input_suite = {
+	.name = "mrc_input",
+	.test_cases = mrc_input_cases,
+};
+
 kunit_test_suites(&mrc_hdr_suite, &mrc_psn_suite, &mrc_rtt_suite, &mrc_sack_suite,
-		  &mrc_cookie_suite, &mrc_ev_suite, &mrc_cc_suite);
+		  &mrc_cookie_suite, &mrc_ev_suite, &mrc_cc_suite, &mrc_input_suite);
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 MODULE_LICENSE("GPL");

@@ -914,6 +914,63 @@ bool mrc_policy_allows(struct mrc_net *mn, const union mrc_addr *peer, u16 port)
 	return ok && (!pinned || in_pin);
 }
 
+/**
+ * mrc_policy_next_allowed() - the lowest port >= @port that @peer may use
+ * @mn: namespace state
+ * @peer: the connection's peer
+ * @port: first candidate (may exceed U16_MAX)
+ *
+ * As mrc_policy_allows(), a range at a time: each pass jumps past an
+ * exclude policy covering the candidate or up to the next pinned range,
+ * so the cost grows with the number of policies, not with the ports they
+ * forbid.
+ *
+ * Context: any (RCU; softirq with the socket lock held is fine).
+ * Return: the port, or a value above U16_MAX when no port from @port up is
+ * allowed.
+ */
+u32 mrc_policy_next_allowed(struct mrc_net *mn, const union mrc_addr *peer, u32 port)
+{
+	struct mrc_nl_net *nn = mrc_nl_pernet(mn->net);
+	struct mrc_nl_policy *p;
+	struct in6_addr key;
+	bool moved = true;
+
+	if (list_empty(&nn->policies))
+		return port;
+	mrc_nl_addr_key(peer, &key);
+	rcu_read_lock();
+	while (moved && port <= U16_MAX) {
+		u32 pin_next = U32_MAX;
+		bool pinned = false;
+
+		moved = false;
+		list_for_each_entry_rcu(p, &nn->policies, list) {
+			if (p->family && (p->family != peer->sa.sa_family ||
+					  !ipv6_addr_equal(&p->peer, &key)))
+				continue;
+			if (p->action == MRC_POLICY_ACTION_EXCLUDE) {
+				if (port >= p->port_min && port <= p->port_max) {
+					port = p->port_max + 1;
+					moved = true;
+				}
+			} else {
+				u32 first = max_t(u32, port, p->port_min);
+
+				pinned = true;
+				if (port <= p->port_max)
+					pin_next = min(pin_next, first);
+			}
+		}
+		if (!moved && pinned && pin_next != port) {
+			port = pin_next;
+			moved = true;
+		}
+	}
+	rcu_read_unlock();
+	return port;
+}
+
 static int mrc_nl_fill_policy(struct sk_buff *skb, const struct mrc_nl_policy *p, u32 portid,
 			      u32 seq, int flags, int cmd)
 {

@@ -13,5 +13,6 @@ struct mrc_net;
 union mrc_addr;
 
 bool mrc_policy_allows(struct mrc_net *mn, const union mrc_addr *peer, u16 port);
+u32 mrc_policy_next_allowed(struct mrc_net *mn, const union mrc_addr *peer, u32 port);
 
 #endif /* _NET_MRC_NETLINK_H */

@@ -28,6 +28,13 @@ static bool mrc_ev_port_allowed(const void *ctx, u16 port)
 	return mrc_policy_allows(msk->mn, &msk->remote, port);
 }
 
+static u32 mrc_ev_port_next_allowed(const void *ctx, u32 port)
+{
+	const struct mrc_sock *msk = ctx;
+
+	return mrc_policy_next_allowed(msk->mn, &msk->remote, port);
+}
+
 /* Where fresh EVs come from: the namespace's range, filtered by its policies. */
 void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range)
 {
@@ -36,6 +43,7 @@ void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range)
 	if (range->port_max < range->port_min)
 		swap(range->port_max, range->port_min);
 	range->allowed = mrc_ev_port_allowed;
+	range->next_allowed = mrc_ev_port_next_allowed;
 	range->ctx = msk;
 }
 
@@ -120,22 +128,10 @@ u32 mrc_rcv_wnd(struct mrc_sock *msk)
 		return 0;
 	wnd = space > 0 ? (u64)space * msk->rcv_ratio >> 8 : 0;
 	/* an in-order segment into an empty queue is always taken */
-	if (skb_queue_empty(&msk->sk.sk_receive_queue) && skb_queue_empty(&msk->ooo_queue))
+	if (skb_queue_empty(&msk->sk.sk_receive_queue) && RB_EMPTY_ROOT(&msk->ooo_queue))
 		wnd = max(wnd, msk->mss);
-	return wnd;
-}
-
-static u64 mrc_sack_field(struct mrc_sock *msk)
-{
-	struct sk_buff *skb;
-	u64 bits = 0;
-
-	skb_queue_walk(&msk->ooo_queue, skb) {
-		if (!mrc_psn_in_window(MRC_SKB_CB(skb)->psn, msk->rcv_nxt + 1, MRC_SACK_BITS))
-			break;
-		mrc_sack_mark(&bits, MRC_SKB_CB(skb)->psn, msk->rcv_nxt);
-	}
-	return bits;
+	/* never more PSNs than the reorder window keeps */
+	return min_t(u64, wnd, (u64)(MRC_RCV_WINDOW_PKTS - 1) * msk->mss);
 }
 
 /**
@@ -163,7 +159,7 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	h->dst_id = htonl(msk->remote_id);
 	h->psn = htonl(msk->snd_nxt);
 	h->ack_psn = htonl(msk->rcv_nxt);
-	h->sack = cpu_to_be64(mrc_sack_field(msk));
+	h->sack = cpu_to_be64(mrc_ooo_sack(&msk->ooo_queue, msk->rcv_nxt));
 	h->tsval = htonl(mrc_now_us() ?: 1);
 	h->tsecr = htonl(msk->last_tsval);
 	msk->adv_wnd = mrc_rcv_wnd(msk);
@@ -327,11 +323,12 @@ static void mrc_send_copies(struct mrc_sock *msk, struct sk_buff *seg, int first
  * @seg: segment from the write queue; stays queued until acknowledged
  * @ev_idx: EV slot to send it on
  *
- * Return: 0 or a negative errno (the segment stays queued either way).
+ * Return: 0 or a negative errno; on error the segment stays queued as it
+ * was (its EV and transmission count unchanged).
  */
 int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 {
-	struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+	struct mrc_skb_cb *cb = MRC_SKB_CB(seg), old = *cb;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
 	struct sk_buff *skb;
 	int err;
@@ -347,9 +344,16 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	ev->sent++;
 	ev->in_flight++;
 	err = mrc_send_packet(msk, skb, ev->port, READ_ONCE(msk->mn->cfg.ecn));
+	if (err) {
+		/* nothing left (no route, no tunnel): as if never tried */
+		ev->sent--;
+		ev->in_flight--;
+		*cb = old;
+		return err;
+	}
 	if (cb->prio >= MRC_PRIO_HIGH)
 		mrc_send_copies(msk, seg, ev_idx);
-	return err;
+	return 0;
 }
 
 /**

@@ -49,6 +49,8 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_RX_DROP_MEM]		= "RxDropMemory",
 	[MRC_C_MEM_PRESSURE]		= "MemPressure",
 	[MRC_C_MEM_FORCED]		= "MemForced",
+	[MRC_C_ORPHAN_OVERFLOW]		= "OrphanOverflow",
+	[MRC_C_ORPHAN_FIN_TIMEOUT]	= "OrphanFinTimeout",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

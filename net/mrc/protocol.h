@@ -135,6 +135,8 @@ enum mrc_counter {
 	MRC_C_RX_DROP_MEM,		/* protocol memory pool exhausted */
 	MRC_C_MEM_PRESSURE,		/* times MRC entered memory pressure */
 	MRC_C_MEM_FORCED,		/* segments queued beyond the pool's limit */
+	MRC_C_ORPHAN_OVERFLOW,		/* closes aborted: net.mrc.max_orphans reached */
+	MRC_C_ORPHAN_FIN_TIMEOUT,	/* orphans ended waiting for the peer's FIN */
 	__MRC_C_MAX,
 };
 
@@ -240,6 +242,12 @@ enum {
 
 #define MRC_MAX_EVS	256
 
+/*
+ * How far ahead of rcv_nxt out-of-order data is kept, in packets; windows
+ * (advertised and used) stay below it in MSS units.
+ */
+#define MRC_RCV_WINDOW_PKTS	8192
+
 /* How long a closed socket waits for the peer's FIN, and retries its own */
 #define MRC_ORPHAN_FIN_WAIT_MS	3000
 #define MRC_ORPHAN_TIMEOUT_MS	5000
@@ -307,7 +315,10 @@ struct mrc_sock {
 				hashed:1,	/* in mn->conns */
 				orphan_fin:1,	/* closed by user, finishing */
 				rcv_starved:1,	/* the memory pool refused our data */
-				wprobe_out:1;	/* window probe sent, not answered */
+				wprobe_out:1,	/* window probe sent, not answered */
+				snd_wl_valid:1,	/* snd_wl_tsval is set */
+				fin_wait_armed:1, /* orphan: fin_wait_end is set */
+				orphan_counted:1; /* in mrc_orphan_count */
 	union mrc_addr		local;		/* bound address and port */
 	union mrc_addr		remote;		/* peer address and port */
 	struct hlist_node	port_node;	/* mn->ports (mn->lock) */
@@ -328,6 +339,7 @@ struct mrc_sock {
 	u32			snd_nxt;	/* next new PSN */
 	u32			snd_wnd;	/* peer's window, bytes */
 	u32			snd_wnd_max;	/* largest snd_wnd seen: SEQPACKET message limit */
+	u32			snd_wl_tsval;	/* tsval of the ACK that set snd_wnd */
 	struct mrc_cc		cc;		/* congestion window */
 	u32			cc_round_end;	/* PSN that ends the CC round */
 	u32			in_flight;	/* sent, not acked, not lost */
@@ -341,10 +353,12 @@ struct mrc_sock {
 	u8			backoff;	/* RTO doublings */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
+	unsigned long		fin_wait_end;	/* orphan: jiffies its FIN wait ends */
 
 	/* receiver */
 	u32			rcv_nxt;	/* next PSN expected in order */
-	struct sk_buff_head	ooo_queue;	/* out of order, sorted by PSN */
+	struct rb_root		ooo_queue;	/* out of order: rbtree by PSN (skb->rbnode) */
+	struct sk_buff		*ooo_last;	/* its highest PSN, or NULL */
 	u32			ack_pending;	/* packets received since ACK */
 	u32			rcv_msgs;	/* whole messages queued (SEQPACKET) */
 	u32			rcv_queued;	/* unread bytes in sk_receive_queue */
@@ -438,6 +452,9 @@ void mrc_destruct(struct sock *sk);
 
 /* input.c */
 int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb);
+bool mrc_ooo_insert(struct rb_root *root, struct sk_buff **last, struct sk_buff *skb);
+u64 mrc_ooo_sack(const struct rb_root *root, u32 rcv_nxt);
+void mrc_ooo_purge(struct mrc_sock *msk);
 
 void mrc_retire_ev(struct mrc_sock *msk, int idx);
 
@@ -470,6 +487,11 @@ void mrc_arm_rto(struct mrc_sock *msk);
 void mrc_arm_delack(struct mrc_sock *msk);
 void mrc_rto_fire(struct mrc_sock *msk);
 void mrc_delack_fire(struct mrc_sock *msk);
+extern atomic_t mrc_orphan_count;
+extern int mrc_max_orphans;
+bool mrc_orphan_add(struct mrc_sock *msk);
+void mrc_orphan_del(struct mrc_sock *msk);
+void mrc_orphan_fin_wait(struct mrc_sock *msk);
 
 /* netlink.c */
 int mrc_nl_init(void);

@@ -49,4 +49,24 @@ static inline u32 mrc_psn_max(u32 a, u32 b)
 	return mrc_psn_after(a, b) ? a : b;
 }
 
+/**
+ * mrc_wnd_update_ok() - may an ACK's window replace the one we hold?
+ * @valid: a window was taken from an ACK before
+ * @ack: the ACK's cumulative ACK
+ * @snd_una: our oldest unacknowledged PSN
+ * @tsval: the ACK's timestamp (the peer's clock when it built the header)
+ * @wl_tsval: timestamp of the ACK whose window we hold
+ *
+ * As TCP's tcp_may_update_window() with the peer's timestamp in place of
+ * snd_wl1: ACKs sprayed over paths of different delay arrive out of order,
+ * and one built before the ACK we took the window from carries a stale
+ * window.  One that acknowledges new data was built after every ACK that
+ * did not.
+ * Return: true when the window should be taken.
+ */
+static inline bool mrc_wnd_update_ok(bool valid, u32 ack, u32 snd_una, u32 tsval, u32 wl_tsval)
+{
+	return !valid || mrc_psn_after(ack, snd_una) || (s32)(tsval - wl_tsval) >= 0;
+}
+
 #endif /* _NET_MRC_PSN_H */

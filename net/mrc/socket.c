@@ -61,7 +61,7 @@ void mrc_sock_init(struct mrc_sock *msk)
 {
 	struct sock *sk = &msk->sk;
 
-	skb_queue_head_init(&msk->ooo_queue);
+	msk->ooo_queue = RB_ROOT;
 	INIT_LIST_HEAD(&msk->accept_queue);
 	INIT_LIST_HEAD(&msk->accept_node);
 	mrc_timers_init(msk);
@@ -94,7 +94,8 @@ void mrc_destruct(struct sock *sk)
 
 	__skb_queue_purge(&sk->sk_receive_queue);
 	mrc_write_queue_purge(sk);
-	__skb_queue_purge(&msk->ooo_queue);
+	mrc_ooo_purge(msk);
+	mrc_orphan_del(msk);
 	kfree(msk->evs);
 	msk->evs = NULL;
 	sk_mem_reclaim_final(sk);
@@ -1038,7 +1039,7 @@ static int mrc_release(struct socket *sock)
 	case MRC_STATE_CLOSING:
 		/* unread data or SO_LINGER 0 abort; else finish in order */
 		if (!skb_queue_empty(&sk->sk_receive_queue) ||
-		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+		    (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime) || !mrc_orphan_add(msk)) {
 			mrc_abort(msk);
 			break;
 		}
@@ -1050,8 +1051,7 @@ static int mrc_release(struct socket *sock)
 		if (!(sk->sk_shutdown & SEND_SHUTDOWN))
 			mrc_queue_fin(msk);
 		else if (skb_queue_empty(&sk->sk_write_queue) && msk->state == MRC_STATE_FIN_WAIT)
-			sk_reset_timer(sk, &msk->rto_timer,
-				       jiffies + msecs_to_jiffies(MRC_ORPHAN_FIN_WAIT_MS));
+			mrc_orphan_fin_wait(msk);
 		break;
 	default:
 		break;

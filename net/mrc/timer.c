@@ -39,6 +39,65 @@ void mrc_arm_delack(struct mrc_sock *msk)
 			       jiffies + max_t(unsigned long, 1, usecs_to_jiffies(MRC_DELACK_US)));
 }
 
+/*
+ * Orphans: closed sockets still delivering their data and FIN.  Nobody
+ * waits for them, so, as TCP bounds its orphans (tcp_max_orphans,
+ * tcp_orphan_retries, tcp_fin_timeout), each one is bounded in time (the
+ * orphan timeout without progress, answered window probes not counting as
+ * progress; the FIN wait from the moment our FIN was acknowledged, not
+ * extended by later ACKs) and their number is bounded: past
+ * net.mrc.max_orphans a close aborts (RST) instead of finishing in order.
+ */
+atomic_t mrc_orphan_count = ATOMIC_INIT(0);
+int mrc_max_orphans __read_mostly = 16384;
+
+/**
+ * mrc_orphan_add() - count @msk as an orphan, if the limit allows
+ * @msk: socket being closed (socket lock held)
+ *
+ * Return: false when net.mrc.max_orphans orphans live already (counted in
+ * OrphanOverflow): the caller aborts the connection.
+ */
+bool mrc_orphan_add(struct mrc_sock *msk)
+{
+	sock_owned_by_me(&msk->sk);
+	if (msk->orphan_counted)
+		return true;
+	if (atomic_inc_return(&mrc_orphan_count) > READ_ONCE(mrc_max_orphans)) {
+		atomic_dec(&mrc_orphan_count);
+		mrc_count(msk->mn, MRC_C_ORPHAN_OVERFLOW);
+		net_info_ratelimited("mrc: too many orphaned sockets\n");
+		return false;
+	}
+	msk->orphan_counted = 1;
+	return true;
+}
+
+/* @msk is no orphan any more (done or destroyed). */
+void mrc_orphan_del(struct mrc_sock *msk)
+{
+	if (msk->orphan_counted) {
+		msk->orphan_counted = 0;
+		atomic_dec(&mrc_orphan_count);
+	}
+}
+
+/**
+ * mrc_orphan_fin_wait() - (re)arm the wait of an orphan for the peer's FIN
+ * @msk: orphan with everything it sent acknowledged (socket lock held)
+ *
+ * The deadline is set the first time only: a peer that keeps sending ACKs
+ * (or empty packets) but never its FIN cannot extend it.
+ */
+void mrc_orphan_fin_wait(struct mrc_sock *msk)
+{
+	if (!msk->fin_wait_armed) {
+		msk->fin_wait_armed = 1;
+		msk->fin_wait_end = jiffies + msecs_to_jiffies(MRC_ORPHAN_FIN_WAIT_MS);
+	}
+	sk_reset_timer(&msk->sk, &msk->rto_timer, msk->fin_wait_end);
+}
+
 static bool mrc_user_timed_out(struct mrc_sock *msk)
 {
 	return msk->user_timeout_ms &&
@@ -67,16 +126,19 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	}
 	if (msk->orphan_fin && skb_queue_empty(&sk->sk_write_queue)) {
 		/* closed, our FIN acknowledged, the peer's never came */
+		mrc_count(msk->mn, MRC_C_ORPHAN_FIN_TIMEOUT);
 		mrc_done(msk, 0);
 		return;
 	}
 	/*
 	 * Behind a closed window with everything sent acknowledged, only an
 	 * unanswered probe counts: the backed-off probe interval may exceed
-	 * the user timeout while the peer answers every probe.
+	 * the user timeout while the peer answers every probe.  An orphan
+	 * has no such grace (answers do not count as its progress).
 	 */
 	if (mrc_user_timed_out(msk) &&
-	    (msk->snd_una != msk->snd_nxt || !msk->send_head || msk->wprobe_out)) {
+	    (msk->snd_una != msk->snd_nxt || !msk->send_head || msk->wprobe_out ||
+	     msk->orphan_fin)) {
 		mrc_count(msk->mn, MRC_C_CONN_TIMEOUT);
 		if (msk->remote_id)
 			mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
