@@ -377,10 +377,12 @@ static inline struct mrc_sock *mrc_sk(const struct sock *sk)
 	return (struct mrc_sock *)sk;
 }
 
+extern u64 mrc_clock_offset_us;	/* af_mrc.c: test knob, 0 by default */
+
 /* Time in microseconds, for timestamps on the wire (wraps, fine for RTT) */
 static inline u32 mrc_now_us(void)
 {
-	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+	return (u32)(div_u64(ktime_get_ns(), NSEC_PER_USEC) + mrc_clock_offset_us);
 }
 
 /* af_mrc.c */
