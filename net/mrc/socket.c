@@ -72,6 +72,7 @@ void mrc_sock_init(struct mrc_sock *msk)
 	msk->mss = 1200;
 	msk->sndbuf_init = sk->sk_sndbuf;
 	msk->rcv_ratio = 128;
+	msk->ts_offset = get_random_u32();	/* a server's child: mrc_ts_offset() */
 	sk_sockets_allocated_inc(sk);
 	msk->snd_wnd = U16_MAX;
 	msk->user_timeout_ms = READ_ONCE(msk->mn->cfg.user_timeout_ms);
