@@ -8,6 +8,7 @@
 #include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/socket.h>
+#include <linux/timekeeping.h>
 #include <net/sock.h>
 #include <kunit/visibility.h>
 
@@ -57,6 +58,21 @@ MODULE_PARM_DESC(ev_count, "entropy values (UDP source ports) per connection (1.
 unsigned int mrc_redundancy = 1;
 module_param_cb(redundancy, &mrc_param_ops_redundancy, &mrc_redundancy, 0644);
 MODULE_PARM_DESC(redundancy, "copies of high-priority packets in new namespaces (1..4)");
+
+/*
+ * TEST KNOB, not for production: MRC's clock reads this many microseconds
+ * when the module loads (0: boot time, the default).  The selftests start it
+ * shortly before 2^31 and 2^32 us, so that both wraps of a 32-bit
+ * microsecond clock happen while connections run.  Read-only: the clock
+ * never jumps under a live connection.
+ */
+static unsigned long long mrc_test_clock_start_us;
+module_param_named(test_clock_start_us, mrc_test_clock_start_us, ullong, 0444);
+MODULE_PARM_DESC(test_clock_start_us,
+		 "TEST KNOB: value of MRC's microsecond clock at load (0: boot time)");
+
+/* Added to boot time in microseconds to make MRC's clock (set once at load) */
+u64 mrc_clock_offset_us __read_mostly;
 
 struct proto mrc_proto = {
 	.name		= "MRC",
@@ -115,6 +131,11 @@ static int __init mrc_init(void)
 	    mrc_redundancy > 4)
 		return -EINVAL;
 	mrc_family_ops.family = mrc_family_nr;
+	if (mrc_test_clock_start_us) {
+		mrc_clock_offset_us = mrc_test_clock_start_us -
+				      div_u64(ktime_get_ns(), NSEC_PER_USEC);
+		pr_info("test knob: clock starts at %llu us\n", mrc_test_clock_start_us);
+	}
 
 	err = mrc_mem_init();
 	if (err)

@@ -222,11 +222,11 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
 /**
  * mrc_ev_delivered() - a packet sent on @ev was acknowledged
  * @ev: the EV
- * @tx_us: when the packet was sent
+ * @tx_us: when the packet was sent (mrc_clock_us())
  * @ce: the receiver saw it CE-marked
  * @best_rtt_us: the connection's smallest RTT
  */
-void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, bool ce, u32 best_rtt_us)
+void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 best_rtt_us)
 {
 	ev->delivered++;
 	ev->losses = 0;
@@ -236,8 +236,7 @@ void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, bool ce, u32 best_rtt_us)
 		ev->ce++;
 		ev->ce_ewma += MRC_EV_WEIGHT_MAX / 8;
 	}
-	if ((s32)(tx_us - ev->last_delivered_tx_us) > 0 || ev->delivered == 1)
-		ev->last_delivered_tx_us = tx_us;
+	ev->last_delivered_tx_us = max(ev->last_delivered_tx_us, tx_us);
 	ev->weight = mrc_ev_weight(ev, best_rtt_us);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_delivered);

@@ -33,7 +33,7 @@ void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_ra
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us);
-void mrc_ev_delivered(struct mrc_ev *ev, u32 tx_us, bool ce, u32 best_rtt_us);
+void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 best_rtt_us);
 void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 best_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
@@ -49,18 +49,20 @@ u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap);
  *
  * Packets on one EV follow one path in order: a later packet of the same EV
  * delivered while an earlier one (sent @tolerance_us before it) is not means
- * the earlier one is lost.
+ * the earlier one is lost.  Times are mrc_clock_us(): 64 bits, no wrap, so
+ * the newest delivery of an EV idle for hours is simply older.
  */
-static inline bool mrc_ev_loss_same_path(u32 tx_us, u32 delivered_tx_us, u32 tolerance_us)
+static inline bool mrc_ev_loss_same_path(u64 tx_us, u64 delivered_tx_us, u32 tolerance_us)
 {
-	return (s32)(delivered_tx_us - tx_us) > (s32)tolerance_us;
+	return delivered_tx_us > tx_us + tolerance_us;
 }
 
 /**
  * mrc_ev_loss_rack() - time-based loss inference across EVs (RACK-like)
- * @now_us: current time
+ * @now_us: current time (mrc_clock_us())
  * @tx_us: send time of an outstanding packet
- * @newest_delivered_tx_us: send time of the newest packet delivered on any EV
+ * @newest_delivered_tx_us: send time of the newest packet delivered on any EV,
+ *	0 when none was: earlier than any send time
  * @expected_rtt_us: RTT expected on the packet's own EV (its srtt)
  * @reo_us: extra reordering window
  *
@@ -69,11 +71,11 @@ static inline bool mrc_ev_loss_same_path(u32 tx_us, u32 delivered_tx_us, u32 tol
  * judged by the slow path's RTT, so spraying over paths of different delay
  * causes no spurious retransmissions.
  */
-static inline bool mrc_ev_loss_rack(u32 now_us, u32 tx_us, u32 newest_delivered_tx_us,
+static inline bool mrc_ev_loss_rack(u64 now_us, u64 tx_us, u64 newest_delivered_tx_us,
 				    u32 expected_rtt_us, u32 reo_us)
 {
-	return (s32)(newest_delivered_tx_us - tx_us) > 0 &&
-	       (s32)(now_us - tx_us) > (s32)(expected_rtt_us + reo_us);
+	return newest_delivered_tx_us > tx_us &&
+	       now_us > tx_us + expected_rtt_us + reo_us;
 }
 
 /**

@@ -115,6 +115,8 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->snd_nxt = server_isn + 1;
 	child->progress_stamp = jiffies;
 	child->last_tsval = ntohl(h->tsval);
+	/* the clock our SYNACK's tsval came from: the client echoes it */
+	child->ts_offset = mrc_ts_offset(lsk->mn, child->local_id, child->remote_id);
 	child->last_ev = ntohs(udp_hdr(skb)->source);
 	child->snd_wnd = ntohl(h->rcv_wnd);
 	child->snd_wnd_max = child->snd_wnd;
@@ -253,8 +255,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 	struct mrc_ev *ev = mrc_ev_of(msk, cb);
 	bool ce = ce_port && cb->ev_port == ce_port;
 
-	if ((s32)(cb->sent_us - msk->newest_delivered_tx_us) > 0)
-		msk->newest_delivered_tx_us = cb->sent_us;
+	msk->newest_delivered_tx_us = max(msk->newest_delivered_tx_us, cb->sent_us);
 	if (!ev)
 		return ce;
 	if (ev->in_flight && !cb->lost)
@@ -270,7 +271,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
  * RTT plus a reordering window.  Lost packets go back to the retransmission
  * queue; an EV that loses retire_losses packets in a row is retired.
  */
-static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
+static void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 {
 	u32 reo = max(msk->rtt.srtt_us / 4, MRC_REO_MIN_US);
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
@@ -331,7 +332,7 @@ static void mrc_detect_losses(struct mrc_sock *msk, u32 now_us)
 }
 
 /* Marks what the SACK field covers.  Return: CE-marked deliveries. */
-static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u32 now_us, u16 ce_port,
+static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u64 now_us, u16 ce_port,
 			u32 *delivered)
 {
 	struct sk_buff *skb;
@@ -404,9 +405,10 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		.max_cwnd = 4096,
 	};
 	struct sock *sk = &msk->sk;
-	u32 ack = ntohl(h->ack_psn), tsecr = ntohl(h->tsecr), now_us = mrc_now_us();
+	u32 ack = ntohl(h->ack_psn), tsecr = ntohl(h->tsecr);
 	u16 ce_port = (h->flags & MRC_F_CE) ? ntohs(h->ack_ev) : 0;
-	u32 acked = 0, delivered = 0, ce = 0;
+	u32 acked = 0, delivered = 0, ce = 0, rtt_us;
+	u64 now_us = mrc_clock_us();
 	bool fin_acked = false, round_done = false;
 	struct sk_buff *skb;
 
@@ -464,9 +466,9 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	 * acknowledges nothing may echo a timestamp from long ago (an idle
 	 * request/response turn), as TCP ignores such echoes too.
 	 */
-	if (delivered && tsecr && now_us - tsecr < 10 * USEC_PER_SEC) {
-		mrc_rtt_sample(&msk->rtt, now_us - tsecr);
-		mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), now_us - tsecr);
+	if (delivered && mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsecr, &rtt_us)) {
+		mrc_rtt_sample(&msk->rtt, rtt_us);
+		mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), rtt_us);
 	}
 	if (delivered) {
 		/* any delivery, sacked too, shows the path works: no backoff */
@@ -757,6 +759,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *h)
 {
 	struct sock *sk = &msk->sk;
+	u32 rtt_us;
 
 	if (h->type == MRC_T_SYNACK) {
 		if (msk->remote_id && msk->remote_id != ntohl(h->src_id))
@@ -767,8 +770,8 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 		msk->rcv_promised = msk->rcv_nxt;
 		msk->last_tsval = ntohl(h->tsval);
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
-		if (ntohl(h->tsecr))
-			mrc_rtt_sample(&msk->rtt, mrc_now_us() - ntohl(h->tsecr));
+		if (mrc_rtt_from_echo(mrc_tsval(msk, mrc_clock_us()), ntohl(h->tsecr), &rtt_us))
+			mrc_rtt_sample(&msk->rtt, rtt_us);
 		mrc_send_ctrl(msk, MRC_T_HSACK, 0, &msk->hs, sizeof(msk->hs));
 		return true;
 	}

@@ -296,7 +296,7 @@ static void mrc_ev_loss_rules_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_same_path(1000, 1500, 200));
 	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(1000, 1100, 200));
 	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(1500, 1000, 200));
-	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_same_path(0xfffffff0u, 300, 200));
+	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_same_path(0xfffffff0u, 0x100000000ull + 300, 200));
 	/* across EVs: a slow path's packet is judged by its own RTT */
 	KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(30000, 1000, 2000, 31000, 4000));
 	KUNIT_EXPECT_TRUE(test, mrc_ev_loss_rack(40000, 1000, 2000, 31000, 4000));
@@ -311,6 +311,100 @@ static void mrc_ev_loss_rules_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mrc_ev_rto_is_congestion(0));
 }
 
+/*
+ * Times near the 32-bit microsecond wraps (2^31: the sign of a 32-bit
+ * difference; 2^32: the wrap itself), as a host up for 36 and 72 minutes
+ * has them (or the test_clock_start_us knob gives them).
+ */
+#define T31	BIT_ULL(31)
+#define T32	BIT_ULL(32)
+
+static void mrc_time_rack_test(struct kunit *test)
+{
+	/* variables, not constants: the helpers take the internal clock's type */
+	u64 starts[] = { T31 - 3000, T32 - 3000, T31 + 5000, T32 + 5000 };
+	u64 never = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(starts); i++) {
+		u64 tx = starts[i], later = tx + 2000, now = tx + 50000;
+
+		/* nothing delivered yet: no packet is lost, however old */
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(now, tx, never, 1000, 4000));
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(tx + 36 * 60 * USEC_PER_SEC, tx,
+							  never, 1000, 4000));
+		/* a later packet delivered, this one overdue: lost */
+		KUNIT_EXPECT_TRUE(test, mrc_ev_loss_rack(now, tx, later, 1000, 4000));
+		/* a later packet delivered, this one not yet overdue */
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(tx + 4000, tx, later, 1000, 4000));
+		/* only earlier packets delivered: no verdict */
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_rack(now, tx, tx - 1000, 1000, 4000));
+	}
+}
+
+static void mrc_time_ev_stale_test(struct kunit *test)
+{
+	u64 starts[] = { 1000, T31 - 3000, T32 - 3000 };
+	u64 idle = T31 + 1000;	/* an EV idle for 36 minutes */
+	struct mrc_ev ev;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(starts); i++) {
+		u64 t = starts[i];
+
+		/* the newest delivery of an idle EV is older than anything sent now */
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(t + idle, t, 200));
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(t + 2 * idle, t, 200));
+		/* across the wrap: a later packet of the EV delivered */
+		KUNIT_EXPECT_TRUE(test, mrc_ev_loss_same_path(t, t + 6000, 200));
+		KUNIT_EXPECT_FALSE(test, mrc_ev_loss_same_path(t, t + 100, 200));
+
+		memset(&ev, 0, sizeof(ev));
+		ev.state = MRC_EV_ACTIVE;
+		mrc_ev_delivered(&ev, t, false, 100);
+		mrc_ev_delivered(&ev, t - 500, false, 100);	/* reordered: older */
+		KUNIT_EXPECT_EQ(test, ev.last_delivered_tx_us, t);
+		mrc_ev_delivered(&ev, t + 6000, false, 100);	/* across the wrap */
+		KUNIT_EXPECT_EQ(test, ev.last_delivered_tx_us, t + 6000);
+		mrc_ev_delivered(&ev, t + 6000 + idle, false, 100);	/* after 36 min idle */
+		KUNIT_EXPECT_EQ(test, ev.last_delivered_tx_us, t + 6000 + idle);
+	}
+}
+
+static void mrc_time_rtt_echo_test(struct kunit *test)
+{
+	u64 starts[] = { T31 - 3000, T32 - 3000, T31 + 5000, T32 + 5000 };
+	u32 offsets[] = { 0, 0x7fffffff, 0x80000000, 0xfffff000, 12345 };
+	u32 rtt = 0;
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(starts); i++) {
+		for (j = 0; j < ARRAY_SIZE(offsets); j++) {
+			u32 sent = mrc_ts_clock(offsets[j], starts[i]);
+			u32 later = mrc_ts_clock(offsets[j], starts[i] + 5000);
+
+			KUNIT_EXPECT_NE(test, sent, 0u);	/* 0 means "no echo" */
+			rtt = 0;
+			KUNIT_EXPECT_TRUE(test, mrc_rtt_from_echo(later, sent, &rtt));
+			KUNIT_EXPECT_LE(test, abs((int)rtt - 5000), 1);
+			/* an echo from the future is refused */
+			KUNIT_EXPECT_FALSE(test, mrc_rtt_from_echo(sent, later, &rtt));
+			/* one older than the bound too */
+			later = mrc_ts_clock(offsets[j], starts[i] + MRC_RTT_MAX_ECHO_US + 1);
+			KUNIT_EXPECT_FALSE(test, mrc_rtt_from_echo(later, sent, &rtt));
+		}
+	}
+	/* right across the 32-bit wrap of the wire clock */
+	KUNIT_EXPECT_TRUE(test, mrc_rtt_from_echo(100, 0xffffff00u, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 356u);
+	KUNIT_EXPECT_TRUE(test, mrc_rtt_from_echo(0x80000100u, 0x7fffff00u, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 512u);
+	KUNIT_EXPECT_FALSE(test, mrc_rtt_from_echo(100, 0, &rtt));
+	/* connections' wire clocks differ: the offset, not the host's clock */
+	KUNIT_EXPECT_EQ(test, mrc_ts_clock(1000, T32 + 5), 1005u);
+	KUNIT_EXPECT_EQ(test, mrc_ts_clock(0, T32), 1u);
+}
+
 static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_init_test),
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
@@ -318,6 +412,9 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
+	KUNIT_CASE(mrc_time_rack_test),
+	KUNIT_CASE(mrc_time_ev_stale_test),
+	KUNIT_CASE(mrc_time_rtt_echo_test),
 	{}
 };
 

@@ -160,7 +160,7 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	h->psn = htonl(msk->snd_nxt);
 	h->ack_psn = htonl(msk->rcv_nxt);
 	h->sack = cpu_to_be64(mrc_ooo_sack(&msk->ooo_queue, msk->rcv_nxt));
-	h->tsval = htonl(mrc_now_us() ?: 1);
+	h->tsval = htonl(mrc_tsval(msk, mrc_clock_us()));
 	h->tsecr = htonl(msk->last_tsval);
 	msk->adv_wnd = mrc_rcv_wnd(msk);
 	h->rcv_wnd = htonl(msk->adv_wnd);
@@ -337,7 +337,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	if (!skb)
 		return -ENOBUFS;
 	cb->sent = 1;
-	cb->sent_us = mrc_now_us();
+	cb->sent_us = mrc_clock_us();
 	cb->ev_idx = ev_idx;
 	cb->ev_port = ev->port;
 	cb->tx_count++;
@@ -612,12 +612,30 @@ static void mrc_send_reply(struct mrc_net *mn, struct sk_buff *in, u8 type, u32 
 	h->dst_id = ih->src_id;
 	h->psn = htonl(psn);
 	h->ack_psn = htonl(ntohl(ih->psn) + 1);
-	h->tsval = htonl(mrc_now_us() ?: 1);
+	h->tsval = htonl(mrc_ts_clock(mrc_ts_offset(mn, src_id, ntohl(ih->src_id)),
+				      mrc_clock_us()));
 	h->tsecr = ih->tsval;
 	h->ack_ev = udp_hdr(in)->source;
 	h->len = htons(plen);
 	mrc_output(mn, local.sa.sa_family, &local, &remote, skb,
 		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest), 0);
+}
+
+/**
+ * mrc_ts_offset() - timestamp offset of a server's connection
+ * @mn: namespace
+ * @server_id: the server's connection ID
+ * @client_id: the client's
+ *
+ * Keyed by the IDs as TCP's secure_tcp_ts_off() is by the addresses: the
+ * stateless SYNACK and the child made from the cookie later use one clock,
+ * so the client's echo of the SYNACK's tsval reads right in the child.
+ *
+ * Return: the offset for the connection's mrc_ts_clock().
+ */
+u32 mrc_ts_offset(const struct mrc_net *mn, u32 server_id, u32 client_id)
+{
+	return (u32)siphash_2u32(server_id, client_id, &mn->ts_key);
 }
 
 /* RST for a packet that matches no connection (rate limited, never to a RST). */

@@ -366,6 +366,7 @@ static int __net_init mrc_net_init(struct net *net)
 	hash_init(mn->conns);
 	hash_init(mn->ports);
 	get_random_bytes(&mn->cookie_key, sizeof(mn->cookie_key));
+	get_random_bytes(&mn->ts_key, sizeof(mn->ts_key));
 	mn->cfg = (struct mrc_config){
 		.udp_port		= mrc_udp_port,
 		.ev_count		= READ_ONCE(mrc_default_evs),

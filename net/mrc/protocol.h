@@ -188,6 +188,7 @@ struct mrc_config {
  * @conns: connections by local ID (RCU readers, @lock writers)
  * @ports: bound sockets by local MRC port (RCU readers, @lock writers)
  * @cookie_key: secret of the handshake cookies (written once at init)
+ * @ts_key: secret of the servers' timestamp offsets (written once at init)
  * @rst_tokens: RST rate limiter tokens (@lock)
  * @rst_stamp: jiffies of the last refill of @rst_tokens (@lock)
  * @counters: statistics (atomic)
@@ -202,6 +203,7 @@ struct mrc_net {
 	DECLARE_HASHTABLE(conns, 10);
 	DECLARE_HASHTABLE(ports, 8);
 	siphash_key_t		cookie_key;
+	siphash_key_t		ts_key;
 	u32			rst_tokens;
 	unsigned long		rst_stamp;
 	atomic64_t		counters[__MRC_C_MAX];
@@ -220,7 +222,7 @@ union mrc_addr {
 struct mrc_skb_cb {
 	u32	psn;
 	u32	offset;		/* receive: bytes already read (stream) */
-	u64	sent_us;	/* transmit: time of the last transmission */
+	u64	sent_us;	/* transmit: mrc_clock_us() of the last transmission */
 	u16	ev_idx;		/* transmit: EV slot of the last transmission */
 	u16	ev_port;	/* transmit: its port (the slot may be reused) */
 	u8	flags;		/* MRC_F_FIN / MRC_F_EOR */
@@ -268,7 +270,8 @@ enum {
  * @lost: packets inferred lost
  * @ce: deliveries the receiver saw CE-marked
  * @ce_ewma: recent CE-marked fraction of deliveries, 0..MRC_EV_WEIGHT_MAX
- * @last_delivered_tx_us: send time of the newest delivered packet
+ * @last_delivered_tx_us: send time (mrc_clock_us()) of the newest delivered
+ *	packet, 0 before the first: earlier than any send time
  * @last_ack: jiffies of the last delivery
  * @next_probe: jiffies of the next probe (retired EVs)
  * @born: connection-wide sequence number of when the slot got this port
@@ -290,7 +293,7 @@ struct mrc_ev {
 	u32	delivered;
 	u32	lost;
 	u32	ce;
-	u32	last_delivered_tx_us;
+	u64	last_delivered_tx_us;
 	unsigned long	last_ack;
 	unsigned long	next_probe;
 	u32	born;
@@ -366,9 +369,14 @@ struct mrc_sock {
 	u32			rcv_promised;	/* PSNs before this fit windows we sent */
 	u8			rcv_ratio;	/* peer's MSS per skb truesize, /256 */
 	u32			last_tsval;	/* to echo */
+	u32			ts_offset;	/* our tsval - mrc_clock_us(), immutable
+						 * once the first packet is out
+						 */
 	u16			last_ev;	/* EV of the last data packet */
 	bool			ce_pending;	/* CE seen since our last ACK */
-	u32			newest_delivered_tx_us;	/* RACK: newest send time acked */
+	u64			newest_delivered_tx_us;	/* RACK: newest send time acked
+							 * (mrc_clock_us(), 0: none yet)
+							 */
 	bool			fin_received;
 
 	/* handshake (client) */
@@ -392,11 +400,26 @@ static inline struct mrc_sock *mrc_sk(const struct sock *sk)
 	return (struct mrc_sock *)sk;
 }
 
-/* Time in microseconds, for timestamps on the wire (wraps, fine for RTT) */
-static inline u32 mrc_now_us(void)
+extern u64 mrc_clock_offset_us;	/* af_mrc.c: test knob, 0 by default */
+
+/*
+ * MRC's clock: microseconds since boot, in 64 bits (wraps after 584,000
+ * years), so internal send times compare as plain numbers and 0 is earlier
+ * than any of them.  Only the wire carries 32 bits: mrc_tsval().
+ */
+static inline u64 mrc_clock_us(void)
 {
-	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+	return div_u64(ktime_get_ns(), NSEC_PER_USEC) + mrc_clock_offset_us;
 }
+
+/* The tsval @msk sends at @now_us: its own offset clock, cut to 32 bits */
+static inline u32 mrc_tsval(const struct mrc_sock *msk, u64 now_us)
+{
+	return mrc_ts_clock(msk->ts_offset, now_us);
+}
+
+/* The timestamp offset of a server's connection (SYNACK and child agree) */
+u32 mrc_ts_offset(const struct mrc_net *mn, u32 server_id, u32 client_id);
 
 /* af_mrc.c */
 extern int mrc_family_nr;

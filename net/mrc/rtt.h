@@ -6,6 +6,7 @@
 #ifndef _NET_MRC_RTT_H
 #define _NET_MRC_RTT_H
 
+#include <linux/time64.h>
 #include <linux/types.h>
 
 /**
@@ -28,6 +29,47 @@ struct mrc_rtt {
 
 #define MRC_INITIAL_RTO_US	200000
 #define MRC_MAX_RTO_US		2000000
+
+/* An echo older than this is no RTT sample (an idle turn, a stale packet) */
+#define MRC_RTT_MAX_ECHO_US	(10 * USEC_PER_SEC)
+
+/**
+ * mrc_ts_clock() - a connection's timestamp clock, as sent in tsval
+ * @ts_offset: the connection's random offset (as TCP's tsoffset)
+ * @now_us: MRC's 64-bit clock
+ *
+ * Each connection's 32-bit clock starts at a random point, so it wraps at a
+ * different time for each and reveals nothing of the host's uptime.  Never
+ * 0: a tsecr of 0 means "nothing to echo" (as in TCP); the 1 us that costs
+ * once a wrap is noise.
+ *
+ * Return: the tsval for a packet sent at @now_us.
+ */
+static inline u32 mrc_ts_clock(u32 ts_offset, u64 now_us)
+{
+	return ((u32)now_us + ts_offset) ?: 1;
+}
+
+/**
+ * mrc_rtt_from_echo() - RTT sample from an echoed timestamp
+ * @ts_now: the connection's timestamp clock now (mrc_ts_clock())
+ * @tsecr: the echo of a tsval this connection sent; 0: none
+ * @rtt_us: the sample, written when there is one
+ *
+ * Wrap-safe: the distance is taken modulo 2^32, and one from the future
+ * (a forged or corrupted echo) reads as huge and is refused.
+ *
+ * Return: true if @rtt_us holds a sample.
+ */
+static inline bool mrc_rtt_from_echo(u32 ts_now, u32 tsecr, u32 *rtt_us)
+{
+	u32 d = ts_now - tsecr;
+
+	if (!tsecr || d >= MRC_RTT_MAX_ECHO_US)
+		return false;
+	*rtt_us = d;
+	return true;
+}
 
 void mrc_rtt_init(struct mrc_rtt *r, u32 min_rto_us, u32 max_rto_us);
 void mrc_rtt_sample(struct mrc_rtt *r, u32 sample_us);

@@ -72,6 +72,7 @@ void mrc_sock_init(struct mrc_sock *msk)
 	msk->mss = 1200;
 	msk->sndbuf_init = sk->sk_sndbuf;
 	msk->rcv_ratio = 128;
+	msk->ts_offset = get_random_u32();	/* a server's child: mrc_ts_offset() */
 	sk_sockets_allocated_inc(sk);
 	/* the "sockets" column of /proc/net/protocols, dropped in mrc_destruct() */
 	sock_prot_inuse_add(sock_net(sk), sk->sk_prot, 1);

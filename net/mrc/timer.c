@@ -180,7 +180,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		if (!ev)
 			continue;
 		ev->in_flight = 0;
-		if ((s32)(ev->last_delivered_tx_us - cb->sent_us) <= 0 &&
+		if (ev->last_delivered_tx_us <= cb->sent_us &&
 		    mrc_ev_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses)))
 			mrc_retire_ev(msk, cb->ev_idx);
 	}
