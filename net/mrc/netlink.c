@@ -618,7 +618,7 @@ static int mrc_nl_path_cmp(const void *a, const void *b)
 
 static u32 mrc_nl_path_hash(const struct mrc_nl_path *p)
 {
-	return jhash2(p->peer.s6_addr32, 4, (u32)p->family << 16 | p->port);
+	return jhash(&p->peer, sizeof(p->peer), (u32)p->family << 16 | p->port);
 }
 
 /* Folds the counters of @a into the row @d of the same (peer, port). */
