@@ -5,6 +5,7 @@
  * teardown paths, not only the pure helpers.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/net.h>
@@ -12,6 +13,8 @@
 #include <linux/rcupdate.h>
 #include <linux/rtnetlink.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
@@ -182,8 +185,26 @@ static int mrc_dp_wait_inuse_prot(struct proto *prot, int want, unsigned int ms)
  * clients see ECONNRESET.  Lockdep must stay quiet throughout, and the
  * protocol's socket count must follow every socket and return to where it was.
  */
+struct mrc_dp_connect {
+	struct work_struct	work;
+	struct socket		*sock;
+	struct sockaddr_in	*addr;
+	struct completion	done;
+	int			err;
+};
+
+static void mrc_dp_connect_work(struct work_struct *work)
+{
+	struct mrc_dp_connect *cw = container_of(work, struct mrc_dp_connect, work);
+
+	cw->err = kernel_connect(cw->sock, (struct sockaddr *)cw->addr, sizeof(*cw->addr),
+				 O_NONBLOCK);
+	complete(&cw->done);
+}
+
 static void mrc_dp_listener_children_test(struct kunit *test)
 {
+	struct mrc_dp_connect cw;
 	struct sockaddr_in addr = {
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
@@ -201,20 +222,32 @@ static void mrc_dp_listener_children_test(struct kunit *test)
 	lsk = lsock->sk;
 	prot = lsk->sk_prot;
 	KUNIT_ASSERT_FALSE(test, lsk->sk_kern_sock);
-	inuse0 = mrc_dp_inuse(lsk);
+	inuse0 = mrc_dp_inuse(lsk) - 1;	/* before the listener itself */
 	KUNIT_ASSERT_EQ(test, kernel_bind(lsock, (struct sockaddr *)&addr, sizeof(addr)), 0);
 	KUNIT_ASSERT_EQ(test, kernel_listen(lsock, 8), 0);
 
 	/* first client while the listener is owned: SYN and HSACK go to its backlog */
 	KUNIT_ASSERT_EQ(test, mrc_dp_user_sock(SOCK_STREAM, &csock[0]), 0);
+	/*
+	 * connect() runs in a worker: a task that owns one socket and locks
+	 * another of the same class is what lockdep rightly calls recursion.
+	 */
 	lock_sock(lsk);
-	KUNIT_EXPECT_EQ(test, kernel_connect(csock[0], (struct sockaddr *)&addr, sizeof(addr),
-					     O_NONBLOCK), -EINPROGRESS);
+	cw.sock = csock[0];
+	cw.addr = &addr;
+	init_completion(&cw.done);
+	INIT_WORK_ONSTACK(&cw.work, mrc_dp_connect_work);
+	schedule_work(&cw.work);
+	/* not flush_work() under the socket lock: the worker takes one of its class */
+	wait_for_completion(&cw.done);
+	KUNIT_EXPECT_EQ(test, cw.err, -EINPROGRESS);
 	deadline = jiffies + 2 * HZ;
 	while (!READ_ONCE(lsk->sk_backlog.tail) && time_before(jiffies, deadline))
 		usleep_range(500, 1000);
 	KUNIT_EXPECT_NOT_NULL(test, READ_ONCE(lsk->sk_backlog.tail));
 	release_sock(lsk);
+	flush_work(&cw.work);
+	destroy_work_on_stack(&cw.work);
 	KUNIT_EXPECT_TRUE(test, mrc_dp_wait_state(csock[0]->sk, MRC_STATE_ESTABLISHED, 5000));
 
 	/* the others from softirq */
