@@ -79,7 +79,7 @@ if want 2; then
 fi
 if want 3; then
 	peer zeroorphan -n 1000
-	tap_result "$(kv "$out/zeroorphan" rst)" "an orphan receiving an empty message resets"
+	tap_result "$(kv "$out/zeroorphan" reset)" "an orphan receiving an empty message resets"
 fi
 
 # ---- reassembly cost ----

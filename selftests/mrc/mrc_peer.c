@@ -257,7 +257,7 @@ static int mode_zero_orphan(int n)
 	usleep(100000);
 	drain(&rst, &c);
 	r1 = mrc_stat("TxRst");
-	printf("sent=%u\nrst=%d\ntx_rst=%lld\n", c.nxt - c.isn - 1, rst, r1 - r0);
+	printf("sent=%u\nreset=%d\ntx_rst=%lld\n", c.nxt - c.isn - 1, rst, r1 - r0);
 	return 0;
 }
 
