@@ -88,9 +88,38 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_cc_on_loss);
  */
 void mrc_cc_on_rto(struct mrc_cc *cc)
 {
+	/* backed-off RTOs of one episode restore to before the first */
+	if (!cc->undo_cwnd) {
+		cc->undo_cwnd = cc->cwnd;
+		cc->undo_ssthresh = cc->ssthresh;
+	}
 	cc->ssthresh = max(cc->cwnd / 2, MRC_CC_MIN_CWND);
 	cc->cwnd = cc->ssthresh;
 	cc->cwnd_cnt = 0;
 	cc->in_recovery = false;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_cc_on_rto);
+
+/**
+ * mrc_cc_rto_verdict() - the first ACK after an RTO tells whether it was spurious
+ * @cc: state
+ * @spurious: the ACK acknowledged transmissions from before the RTO
+ *	(its echo predates the retransmissions: Eifel, RFC 3522)
+ *
+ * An RTO whose packets had arrived (their ACK was lost, or late) restores
+ * the window it cut: over many EVs a lost ACK is the common cause, since a
+ * receiver cannot tell which of its EVs' paths died.  Without the undo,
+ * every ACK lost on a dead path halved a window that was already small, and
+ * the next lost ACK again found nothing behind it to cover it: a one-spine
+ * failure held a connection at a window of 2 and a thirtieth of its
+ * goodput, one RTO every 20 ms, each retransmission a duplicate.
+ */
+void mrc_cc_rto_verdict(struct mrc_cc *cc, bool spurious)
+{
+	if (spurious && cc->undo_cwnd) {
+		cc->cwnd = max(cc->cwnd, cc->undo_cwnd);
+		cc->ssthresh = max(cc->ssthresh, cc->undo_ssthresh);
+	}
+	cc->undo_cwnd = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_cc_rto_verdict);

@@ -17,6 +17,9 @@
  * @round_delivered: deliveries in the current round
  * @round_ce: CE-marked deliveries in the current round
  * @in_recovery: a loss round is being repaired (no growth, no new cut)
+ * @undo_cwnd: window before the first RTO of an episode, to restore if the
+ *	RTO proves spurious; 0: nothing to restore
+ * @undo_ssthresh: slow start threshold before that RTO
  */
 struct mrc_cc {
 	u32	cwnd;
@@ -26,6 +29,8 @@ struct mrc_cc {
 	u32	round_delivered;
 	u32	round_ce;
 	bool	in_recovery;
+	u32	undo_cwnd;
+	u32	undo_ssthresh;
 };
 
 /**
@@ -44,5 +49,6 @@ void mrc_cc_on_ack(struct mrc_cc *cc, const struct mrc_cc_params *p, u32 deliver
 		   u32 srtt_us, u32 base_rtt_us, bool round_done);
 void mrc_cc_on_loss(struct mrc_cc *cc);
 void mrc_cc_on_rto(struct mrc_cc *cc);
+void mrc_cc_rto_verdict(struct mrc_cc *cc, bool spurious);
 
 #endif /* _NET_MRC_CC_H */

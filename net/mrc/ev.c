@@ -7,6 +7,7 @@
  * Plain state in, decisions out: KUnit and a simulator drive them directly.
  */
 #include <linux/export.h>
+#include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/random.h>
 #include <kunit/visibility.h>
@@ -119,8 +120,29 @@ u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap)
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_active_count);
 
-/* Smooth weighted round robin over active EVs (proven ones only if asked). */
-static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, bool proven)
+/* Which active EVs a choice considers */
+enum mrc_ev_filter {
+	MRC_EV_ANY,
+	MRC_EV_PROVEN,		/* delivered something */
+	MRC_EV_ECHOED,		/* echoed since the filter's time */
+};
+
+static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter,
+			  unsigned long since)
+{
+	switch (filter) {
+	case MRC_EV_PROVEN:
+		return ev->delivered;
+	case MRC_EV_ECHOED:
+		return ev->echoed && time_after_eq(ev->echoed_at, since);
+	default:
+		return true;
+	}
+}
+
+/* Smooth weighted round robin over the active EVs that pass @filter. */
+static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filter filter,
+		       unsigned long since)
 {
 	s32 total = 0;
 	int i, best = -1;
@@ -128,7 +150,7 @@ static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, bool proven)
 	for (i = 0; i < cap; i++) {
 		struct mrc_ev *ev = &evs[i];
 
-		if (ev->state != MRC_EV_ACTIVE || i == avoid || (proven && !ev->delivered))
+		if (ev->state != MRC_EV_ACTIVE || i == avoid || !mrc_ev_passes(ev, filter, since))
 			continue;
 		ev->swrr += ev->weight;
 		total += ev->weight;
@@ -154,7 +176,7 @@ static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, bool proven)
  */
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, false);
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ANY, 0);
 
 	if (best < 0)
 		return avoid >= 0 && avoid < cap && evs[avoid].state == MRC_EV_ACTIVE ?
@@ -178,29 +200,67 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick);
  */
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, true);
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_PROVEN, 0);
 
 	return best >= 0 ? best : mrc_ev_pick(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
 
 /**
+ * mrc_ev_pick_ack() - the EV for a pure ACK
+ * @evs: slots
+ * @cap: number of slots
+ * @avoid: slot not to use if another qualifies (a second copy), or -1
+ * @since: jiffies: an EV echoed since then is trusted
+ * @explore: choose among all active EVs (how new EVs get echoed)
+ *
+ * ACKs are never acknowledged, so a receiver cannot learn from losses that
+ * an EV of its own sits on a dead path: during a one-spine failure a
+ * quarter of its ACKs vanished, and a sender with a small window lost its
+ * ACK clock on each (an RTO every 20 ms, the window pinned at 2).  Its one
+ * sign of a working path is the peer's echo: every packet names the EV of
+ * the last packet received from us (ack_ev).  ACKs go on EVs echoed since
+ * @since, by weighted choice; with fewer than MRC_EV_ACK_MIN_ECHOED of them
+ * (a new connection, a quiet peer, or the echoed paths died and aged out),
+ * or when asked to @explore, on any active EV.
+ * Return: slot index, or -1 when no EV is active.
+ */
+int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, bool explore)
+{
+	u16 i, echoed = 0;
+
+	for (i = 0; i < cap && !explore && echoed < MRC_EV_ACK_MIN_ECHOED; i++)
+		echoed += evs[i].state == MRC_EV_ACTIVE && i != avoid &&
+			  mrc_ev_passes(&evs[i], MRC_EV_ECHOED, since);
+	if (echoed < MRC_EV_ACK_MIN_ECHOED)
+		return mrc_ev_pick(evs, cap, avoid);
+	return mrc_ev_swrr(evs, cap, avoid, MRC_EV_ECHOED, since);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_ack);
+
+/**
  * mrc_ev_weight() - share of traffic an EV deserves from its quality
  * @ev: the EV
- * @best_rtt_us: the connection's smallest RTT (the uncongested path)
+ * @ref_rtt_us: the connection's smoothed RTT over all its EVs (0: none yet)
  *
- * Full weight for an EV at the best RTT, scaled down as its smoothed RTT
- * grows (queueing on its path), in proportion to its recent CE-marked
+ * Full weight for an EV no slower than the connection as a whole, scaled
+ * down as its smoothed RTT grows past that (queueing on its path), in
+ * proportion to its recent CE-marked
  * fraction, to a quarter after a loss, and to the least until it first
  * delivers.  Never zero, so a recovering path keeps being measured.
+ *
+ * The reference is the smoothed RTT, not the smallest sample: one lucky
+ * sample (tens of microseconds on an idle moment, against milliseconds of
+ * queueing under load) put every EV at the floor, so a marking path and a
+ * fresh EV on a dead one got the same share as the best.
  * Return: weight in 1..MRC_EV_WEIGHT_MAX.
  */
-u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us)
+u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us)
 {
 	u32 w = MRC_EV_WEIGHT_MAX;
 
-	if (ev->srtt_us && best_rtt_us && ev->srtt_us > best_rtt_us)
-		w = (u64)w * best_rtt_us / ev->srtt_us;
+	if (ev->srtt_us && ref_rtt_us && ev->srtt_us > ref_rtt_us)
+		w = (u64)w * ref_rtt_us / ev->srtt_us;
 	/* ECN is the load balancer's signal: a marking path loses its share */
 	w = w * (MRC_EV_WEIGHT_MAX - min_t(u32, ev->ce_ewma, MRC_EV_WEIGHT_MAX)) /
 	    MRC_EV_WEIGHT_MAX;
@@ -224,9 +284,9 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
  * @ev: the EV
  * @tx_us: when the packet was sent (mrc_clock_us())
  * @ce: the receiver saw it CE-marked
- * @best_rtt_us: the connection's smallest RTT
+ * @ref_rtt_us: the connection's smoothed RTT (mrc_ev_weight())
  */
-void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 best_rtt_us)
+void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us)
 {
 	ev->delivered++;
 	ev->losses = 0;
@@ -237,7 +297,7 @@ void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 best_rtt_us)
 		ev->ce_ewma += MRC_EV_WEIGHT_MAX / 8;
 	}
 	ev->last_delivered_tx_us = max(ev->last_delivered_tx_us, tx_us);
-	ev->weight = mrc_ev_weight(ev, best_rtt_us);
+	ev->weight = mrc_ev_weight(ev, ref_rtt_us);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_delivered);
 
@@ -246,15 +306,15 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_delivered);
  * @ev: the EV
  * @rtt_us: from the timestamp echo of an ACK naming @ev (exact: not from
  *	when a delivery was learnt, which a lost ACK delays)
- * @best_rtt_us: the connection's smallest RTT
+ * @ref_rtt_us: the connection's smoothed RTT (mrc_ev_weight())
  */
-void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 best_rtt_us)
+void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us)
 {
 	rtt_us = max(rtt_us, 1U);
 	ev->srtt_us = ev->srtt_us ? ev->srtt_us - ev->srtt_us / 8 + rtt_us / 8 : rtt_us;
 	if (!ev->min_rtt_us || rtt_us < ev->min_rtt_us)
 		ev->min_rtt_us = rtt_us;
-	ev->weight = mrc_ev_weight(ev, best_rtt_us);
+	ev->weight = mrc_ev_weight(ev, ref_rtt_us);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_rtt_sample);
 
@@ -274,6 +334,41 @@ bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses)
 	return ev->state == MRC_EV_ACTIVE && ev->losses >= max(retire_losses, 1U);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_lost);
+
+/**
+ * mrc_ev_rto_lost() - the RTO found a packet of @ev outstanding
+ * @ev: the EV
+ * @retire_losses: losses in a row that retire an EV
+ * @rtos: RTOs in a row without a delivery, this one included
+ *
+ * A first RTO only says that nothing was delivered for a while: every path
+ * the outstanding packets took is dead, or the receiver or the host stalled
+ * (a spurious RTO, frequent on a loaded or emulated host).  It cannot tell
+ * the two apart, so it retires no EV that ever delivered: such an EV becomes
+ * a suspect (a quarter of its weight, as after a loss), and if its path is
+ * dead the per-EV rules retire it as soon as a retransmission sent elsewhere
+ * is delivered.  A second RTO with no delivery between (the retransmissions
+ * went nowhere either: every proven EV may be dead, as with a single EV)
+ * charges every packet as a loss.  Retiring every EV with a packet
+ * outstanding at each spurious RTO replaced the proven EVs with fresh ones,
+ * a quarter of them on a dead spine, which made the next RTO likelier: a
+ * trap that held a one-spine failure at a twentieth of the goodput for
+ * seconds.  An EV that never delivered is charged as any loss: its path is
+ * unknown and a replacement costs nothing.
+ *
+ * Return: true when the EV should be retired now.
+ */
+bool mrc_ev_rto_lost(struct mrc_ev *ev, u32 retire_losses, unsigned int rtos)
+{
+	if (!ev->delivered || rtos > 1)
+		return mrc_ev_lost(ev, retire_losses);
+	ev->lost++;
+	if (!ev->losses)
+		ev->losses = 1;
+	ev->weight = mrc_ev_weight(ev, 0);
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_rto_lost);
 
 /**
  * mrc_ev_retire() - take an EV out of use and replace it with a fresh port

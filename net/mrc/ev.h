@@ -10,6 +10,12 @@
 
 struct mrc_ev;
 
+/* Fewer EVs echoed recently than this: ACKs go on any active EV */
+#define MRC_EV_ACK_MIN_ECHOED	4
+/* How long an echo keeps an EV trusted for ACKs, and one ACK in how many explores */
+#define MRC_EV_ECHO_TRUST_MS	50
+#define MRC_EV_ACK_EXPLORE	16
+
 /**
  * struct mrc_ev_range - where fresh EVs come from
  * @port_min: lowest UDP source port
@@ -32,10 +38,12 @@ void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_ra
 		  u32 *born);
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
-u16 mrc_ev_weight(const struct mrc_ev *ev, u32 best_rtt_us);
-void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 best_rtt_us);
-void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 best_rtt_us);
+int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, bool explore);
+u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us);
+void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us);
+void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
+bool mrc_ev_rto_lost(struct mrc_ev *ev, u32 retire_losses, unsigned int rtos);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe);
 int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count);

@@ -226,26 +226,52 @@ void mrc_retire_ev(struct mrc_sock *msk, int idx)
 	unsigned long probe = jiffies +
 		max(1UL, msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms)));
 	struct mrc_ev_range range;
-	int fresh;
 
-	fresh = mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range),
-			      &msk->ev_born, probe);
+	/* the replacement carries the smallest share until it delivers */
+	mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born, probe);
 	mrc_count(msk->mn, MRC_C_EV_RETIRED);
 	mrc_nl_notify_ev(msk, &msk->evs[idx], true);
-	if (fresh >= 0)
-		msk->evs[fresh].weight = MRC_EV_WEIGHT_MAX;
+}
+
+/* The EV (active or retired) that uses source port @port, or NULL. */
+static struct mrc_ev *mrc_ev_by_port(struct mrc_sock *msk, u16 port)
+{
+	u16 i;
+
+	for (i = 0; i < msk->ev_cap; i++)
+		if (msk->evs[i].state != MRC_EV_FREE && msk->evs[i].port == port)
+			return &msk->evs[i];
+	return NULL;
 }
 
 /* The echoed timestamp belongs to the packet that travelled on EV @port. */
 static void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample)
 {
-	u16 i;
+	struct mrc_ev *ev = mrc_ev_by_port(msk, port);
 
-	for (i = 0; i < msk->ev_cap; i++) {
-		if (msk->evs[i].state != MRC_EV_FREE && msk->evs[i].port == port) {
-			mrc_ev_rtt_sample(&msk->evs[i], sample, msk->rtt.min_rtt_us);
-			return;
-		}
+	if (ev)
+		mrc_ev_rtt_sample(ev, sample, msk->rtt.srtt_us);
+}
+
+/*
+ * Every packet of the peer names the EV of the last packet it received from
+ * us (ack_ev, with that packet's tsval in tsecr): that EV's path toward the
+ * peer works, which is all a receiver learns about the paths of its ACKs
+ * (mrc_ev_pick_ack()).  The peer repeats one echo in all it sends until our
+ * next packet arrives: one lookup per echo, not per packet.
+ */
+static void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr)
+{
+	struct mrc_ev *ev;
+
+	if (!tsecr || (port == msk->echo_port && tsecr == msk->echo_tsecr))
+		return;
+	msk->echo_port = port;
+	msk->echo_tsecr = tsecr;
+	ev = mrc_ev_by_port(msk, port);
+	if (ev) {
+		ev->echoed_at = jiffies;
+		ev->echoed = true;
 	}
 }
 
@@ -260,25 +286,41 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 		return ce;
 	if (ev->in_flight && !cb->lost)
 		ev->in_flight--;
-	mrc_ev_delivered(ev, cb->sent_us, ce, msk->rtt.min_rtt_us);
+	ev->echoed_at = jiffies;
+	ev->echoed = true;
+	mrc_ev_delivered(ev, cb->sent_us, ce, msk->rtt.srtt_us);
 	return ce;
 }
 
-/*
+/**
+ * mrc_detect_losses() - mark what the ACKs so far show lost
+ * @msk: connection (socket lock held)
+ * @now_us: mrc_clock_us()
+ *
  * Loss inference that spraying does not fool: an outstanding packet is lost
  * when a later packet on its own EV (same path, in order) was delivered, or
  * when a packet sent after it was delivered and it is overdue by its own EV's
  * RTT plus a reordering window.  Lost packets go back to the retransmission
  * queue; an EV that loses retire_losses packets in a row is retired.
+ *
+ * A packet that something later overtook but that is not overdue yet gets
+ * the RACK reordering timer (RFC 8985 6.2) for when it will be: without it
+ * the verdict waited for another ACK, and a sender that the peer's window
+ * or its own had stopped, with its last packets lost on a dead path, got no
+ * ACK at all and waited for the RTO, which cut its window; a one-spine
+ * failure cut it that way to 2 within half a second.
  */
-static void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
+void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 {
 	u32 reo = max(msk->rtt.srtt_us / 4, MRC_REO_MIN_US);
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
 	u32 slowest = msk->rtt.srtt_us;
+	u64 rack_at = U64_MAX;
 	struct sk_buff *skb;
 	bool congested = false;
 	u16 i;
+
+	sock_owned_by_me(&msk->sk);
 
 	/* an EV without samples yet may be on the slowest path */
 	for (i = 0; i < msk->ev_cap; i++)
@@ -305,8 +347,11 @@ static void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 						  MRC_SAME_EV_TOLERANCE_US);
 		if (!same_path &&
 		    !mrc_ev_loss_rack(now_us, cb->sent_us, msk->newest_delivered_tx_us,
-				      expect, reo))
+				      expect, reo)) {
+			if (msk->newest_delivered_tx_us > cb->sent_us)
+				rack_at = min(rack_at, cb->sent_us + expect + reo);
 			continue;
+		}
 		cb->lost = 1;
 		msk->in_flight--;
 		msk->stats.packets_lost++;
@@ -329,6 +374,7 @@ static void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 		mrc_cc_on_loss(&msk->cc);
 		msk->recover = msk->snd_nxt;
 	}
+	mrc_arm_rack(msk, rack_at == U64_MAX ? 0 : rack_at - now_us + 1);
 }
 
 /* Marks what the SACK field covers.  Return: CE-marked deliveries. */
@@ -409,12 +455,13 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	u16 ce_port = (h->flags & MRC_F_CE) ? ntohs(h->ack_ev) : 0;
 	u32 acked = 0, delivered = 0, ce = 0, rtt_us;
 	u64 now_us = mrc_clock_us();
-	bool fin_acked = false, round_done = false;
+	bool fin_acked = false, round_done = false, spurious = false;
 	struct sk_buff *skb;
 
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
+	mrc_echo_rcv(msk, ntohs(h->ack_ev), tsecr);
 	if (mrc_wnd_update_ok(msk->snd_wl_valid, ack, msk->snd_una, ntohl(h->tsval),
 			      msk->snd_wl_tsval))
 		mrc_snd_wnd_update(msk, ntohl(h->rcv_wnd), ntohl(h->tsval));
@@ -447,6 +494,18 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		mrc_wmem_free_skb(sk, skb);
 		acked++;
 	}
+	if (acked && msk->rto_verdict_due) {
+		/*
+		 * An echo from before the RTO's retransmissions: what arrived
+		 * was the original, the RTO was spurious (Eifel; the peer
+		 * echoes no duplicate).  Its RTT would include the RTO's wait.
+		 */
+		spurious = mrc_ts_before(tsecr, msk->rto_tsval);
+		msk->rto_verdict_due = 0;
+		if (spurious)
+			mrc_count(msk->mn, MRC_C_RTO_SPURIOUS);
+		mrc_cc_rto_verdict(&msk->cc, spurious);
+	}
 	if (acked) {
 		msk->snd_una = ack;
 		msk->backoff = 0;
@@ -466,7 +525,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	 * acknowledges nothing may echo a timestamp from long ago (an idle
 	 * request/response turn), as TCP ignores such echoes too.
 	 */
-	if (delivered && mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsecr, &rtt_us)) {
+	if (delivered && !spurious && mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsecr, &rtt_us)) {
 		mrc_rtt_sample(&msk->rtt, rtt_us);
 		mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), rtt_us);
 	}
@@ -655,10 +714,9 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	u32 psn = ntohl(hdr->psn);
 	u16 len = ntohs(hdr->len);
 	bool ack_now = hdr->flags & (MRC_F_ACKNOW | MRC_F_FIN | MRC_F_PROBE);
+	u16 ev_port = ntohs(udp_hdr(skb)->source);
 	struct mrc_skb_cb *cb;
 
-	msk->last_tsval = ntohl(hdr->tsval);
-	msk->last_ev = ntohs(udp_hdr(skb)->source);
 	msk->stats.packets_received++;
 	if (mrc_skb_ce(skb)) {
 		msk->ce_pending = true;
@@ -666,6 +724,12 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		mrc_count(msk->mn, MRC_C_RX_CE);
 	}
 
+	/*
+	 * A duplicate leaves the echo (tsecr, ack_ev) on the newest packet
+	 * that was new: the sender learns from it that an RTO's resending was
+	 * not needed (mrc_cc_rto_verdict()), and takes no RTT sample that
+	 * includes its wait.
+	 */
 	if (msk->fin_received || mrc_psn_before(psn, msk->rcv_nxt)) {
 		msk->stats.dup_packets_received++;
 		mrc_count(msk->mn, MRC_C_RX_DUP);
@@ -724,6 +788,8 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	cb->flags = hdr->flags;
 
 	if (psn == msk->rcv_nxt) {
+		msk->last_tsval = ntohl(hdr->tsval);
+		msk->last_ev = ev_port;
 		mrc_deliver(msk, skb);
 		while ((skb = skb_rb_first(&msk->ooo_queue)) &&
 		       MRC_SKB_CB(skb)->psn == msk->rcv_nxt) {
@@ -740,6 +806,9 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 			msk->stats.dup_packets_received++;
 			mrc_count(msk->mn, MRC_C_RX_DUP);
 			kfree_skb(skb);
+		} else {
+			msk->last_tsval = ntohl(hdr->tsval);
+			msk->last_ev = ev_port;
 		}
 		ack_now = true;
 	}
@@ -842,10 +911,13 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	}
 	if ((hdr.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == MRC_F_PROBE &&
 	    msk->state != MRC_STATE_DONE) {
-		/* a probe of a retired EV: answer at once, echoing its port */
+		/*
+		 * A probe of a retired EV or of our window: answer at once,
+		 * echoing its port; the prober may be stalled on our window
+		 */
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
 		msk->last_tsval = ntohl(hdr.tsval);
-		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE | MRC_F_ACKNOW, NULL, 0);
+		mrc_send_ack_twice(msk, MRC_F_PROBE | MRC_F_ACKNOW);
 	}
 	if (hdr.type == MRC_T_DATA && (hdr.len || mrc_empty_msg(&msk->sk, hdr.flags)) &&
 	    sock_flag(&msk->sk, SOCK_DEAD) &&

@@ -232,6 +232,44 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit(evs, EV_CAP, 0), 3);
 }
 
+/* ACKs go on EVs the peer echoed lately, any EV when too few were. */
+static void mrc_ev_pick_ack_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[EV_CAP];
+	unsigned long now = 100000;
+	int i, idx;
+	u32 born = 0;
+
+	mrc_evs_init(evs, EV_CAP, 8, &r, &born);
+	/* nothing echoed yet: any active EV */
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_GE(test, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false), 0);
+	/* slots 0..4 echoed lately, 5 long ago, 6 and 7 never */
+	for (i = 0; i < 6; i++) {
+		evs[i].echoed = true;
+		evs[i].echoed_at = i == 5 ? now - 500 : now - 10;
+	}
+	for (i = 0; i < 100; i++) {
+		idx = mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false);
+		KUNIT_EXPECT_TRUE(test, idx >= 0 && idx <= 4);
+	}
+	/* a second copy avoids the first */
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_NE(test, mrc_ev_pick_ack(evs, EV_CAP, 2, now - 50, false), 2);
+	/* exploring: every active EV gets its turn */
+	for (i = 0; i < 8; i++)
+		idx = max(idx, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, true));
+	KUNIT_EXPECT_EQ(test, idx, 7);
+	/* fewer than MRC_EV_ACK_MIN_ECHOED recent: any EV again */
+	for (i = 0; i < 5 - (MRC_EV_ACK_MIN_ECHOED - 1); i++)
+		evs[i].echoed = false;
+	idx = -1;
+	for (i = 0; i < 8; i++)
+		idx = max(idx, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false));
+	KUNIT_EXPECT_EQ(test, idx, 7);
+}
+
 static void mrc_ev_weight_test(struct kunit *test)
 {
 	struct mrc_ev ev = { .state = MRC_EV_ACTIVE, .srtt_us = 1000 };
@@ -309,6 +347,35 @@ static void mrc_ev_loss_rules_test(struct kunit *test)
 	/* an RTO resets the window only for EVs whose path once worked */
 	KUNIT_EXPECT_TRUE(test, mrc_ev_rto_is_congestion(3));
 	KUNIT_EXPECT_FALSE(test, mrc_ev_rto_is_congestion(0));
+}
+
+/*
+ * An RTO retires no proven EV (it may be a stall, not a dead path) unless a
+ * second one follows with no delivery between; fresh EVs go at once.
+ */
+static void mrc_ev_rto_lost_test(struct kunit *test)
+{
+	struct mrc_ev proven = { .state = MRC_EV_ACTIVE, .delivered = 9, .srtt_us = 100 };
+	struct mrc_ev fresh = { .state = MRC_EV_ACTIVE };
+	int i;
+
+	proven.weight = mrc_ev_weight(&proven, 100);
+	KUNIT_EXPECT_EQ(test, proven.weight, MRC_EV_WEIGHT_MAX);
+	/* a first RTO, however many of its packets were outstanding: a suspect */
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_FALSE(test, mrc_ev_rto_lost(&proven, 1, 1));
+	KUNIT_EXPECT_EQ(test, proven.state, (u8)MRC_EV_ACTIVE);
+	KUNIT_EXPECT_EQ(test, proven.lost, 5u);
+	KUNIT_EXPECT_EQ(test, proven.losses, 1);
+	KUNIT_EXPECT_EQ(test, proven.weight, MRC_EV_WEIGHT_MAX / 4);
+	/* the next per-EV loss retires it, as for any suspect */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_lost(&proven, 1));
+	/* a second RTO in a row: the proven paths went silent too */
+	proven.losses = 0;
+	KUNIT_EXPECT_TRUE(test, mrc_ev_rto_lost(&proven, 1, 2));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_rto_lost(&proven, 3, 2));
+	/* an EV that never delivered is charged as any loss */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_rto_lost(&fresh, 1, 1));
 }
 
 /*
@@ -409,8 +476,10 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_init_test),
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
 	KUNIT_CASE(mrc_ev_pick_retransmit_test),
+	KUNIT_CASE(mrc_ev_pick_ack_test),
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
+	KUNIT_CASE(mrc_ev_rto_lost_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
 	KUNIT_CASE(mrc_time_rack_test),
 	KUNIT_CASE(mrc_time_ev_stale_test),
@@ -482,10 +551,34 @@ static void mrc_cc_delay_and_loss_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cc.cwnd, MRC_CC_MIN_CWND);
 }
 
+/* A spurious RTO gives back the window it cut, from before the first RTO. */
+static void mrc_cc_rto_undo_test(struct kunit *test)
+{
+	struct mrc_cc cc = { .cwnd = 80, .ssthresh = 40 };
+
+	mrc_cc_on_rto(&cc);
+	mrc_cc_on_rto(&cc);	/* backed off: still one episode */
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20u);
+	mrc_cc_rto_verdict(&cc, true);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 80u);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 40u);
+	/* a needed RTO keeps its cut, and the next episode starts afresh */
+	mrc_cc_on_rto(&cc);
+	mrc_cc_rto_verdict(&cc, false);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40u);
+	mrc_cc_rto_verdict(&cc, true);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40u);
+	/* the verdict compares echoes across the 32-bit clock's wrap */
+	KUNIT_EXPECT_TRUE(test, mrc_ts_before(0xfffffff0u, 0x10));
+	KUNIT_EXPECT_FALSE(test, mrc_ts_before(0x10, 0xfffffff0u));
+	KUNIT_EXPECT_FALSE(test, mrc_ts_before(5, 5));
+}
+
 static struct kunit_case mrc_cc_cases[] = {
 	KUNIT_CASE(mrc_cc_growth_test),
 	KUNIT_CASE(mrc_cc_ecn_test),
 	KUNIT_CASE(mrc_cc_delay_and_loss_test),
+	KUNIT_CASE(mrc_cc_rto_undo_test),
 	{}
 };
 

@@ -94,6 +94,18 @@ int mrc_pick_ev(struct mrc_sock *msk, int avoid)
 	return mrc_ev_or_fallback(mrc_ev_pick(msk->evs, msk->ev_cap, avoid), avoid);
 }
 
+/*
+ * The EV for a pure ACK (mrc_ev_pick_ack()): one the peer echoed lately;
+ * every MRC_EV_ACK_EXPLORE-th ACK that others follow may @explore any.
+ */
+static int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
+{
+	unsigned long since = jiffies - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS);
+
+	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid, since,
+						  explore), avoid);
+}
+
 /* The EV for resending a segment lost on @avoid: one that has delivered. */
 static int mrc_pick_retransmit_ev(struct mrc_sock *msk, int avoid)
 {
@@ -452,6 +464,7 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 {
 	struct sk_buff *skb = mrc_alloc_packet(plen);
 	struct mrchdr *h;
+	int idx;
 
 	if (!skb)
 		return;
@@ -469,7 +482,11 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 		h->psn = htonl(msk->snd_una);
 		mrc_count(msk->mn, MRC_C_TX_RST);
 	}
-	mrc_send_packet(msk, skb, msk->evs[mrc_pick_ev(msk, -1)].port, false);
+	if (type == MRC_T_ACK)
+		idx = mrc_pick_ack_ev(msk, -1, !(++msk->acks_sent % MRC_EV_ACK_EXPLORE));
+	else
+		idx = mrc_pick_ev(msk, -1);
+	mrc_send_packet(msk, skb, msk->evs[idx].port, false);
 }
 
 /*
@@ -507,6 +524,37 @@ void mrc_send_ack(struct mrc_sock *msk)
 	mrc_send_ctrl(msk, MRC_T_ACK, 0, NULL, 0);
 }
 
+/**
+ * mrc_send_ack_twice() - an ACK the peer may be waiting on, on two EVs
+ * @msk: connection (socket lock held)
+ * @flags: MRC_F_* flags of the ACK
+ *
+ * ACKs are never acknowledged, so a receiver cannot learn that one of its
+ * EVs sits on a dead path: during a one-spine failure a quarter of its ACKs
+ * vanish.  Most are covered by the next cumulative ACK, but not the one a
+ * sender waits on (a window that reopened, the answer to a window probe,
+ * the last ACK of a flight): losing it stalls the sender until its timer,
+ * which backs off.  Two copies on distinct EVs make that a sixteenth.
+ */
+void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags)
+{
+	struct sk_buff *skb = mrc_alloc_packet(0), *copy;
+	struct mrchdr *h;
+	int first;
+
+	sock_owned_by_me(&msk->sk);
+	if (!skb)
+		return;
+	h = skb_push(skb, sizeof(*h));
+	mrc_fill_header(msk, h, MRC_T_ACK, flags);
+	first = mrc_pick_ack_ev(msk, -1, false);
+	copy = skb_copy(skb, GFP_ATOMIC);
+	mrc_send_packet(msk, skb, msk->evs[first].port, false);
+	if (copy)
+		mrc_send_packet(msk, copy, msk->evs[mrc_pick_ack_ev(msk, first, false)].port,
+				false);
+}
+
 /* Sends an ACK when reading reopened a window the peer may be stuck on. */
 void mrc_window_update(struct mrc_sock *msk)
 {
@@ -518,7 +566,7 @@ void mrc_window_update(struct mrc_sock *msk)
 	if ((msk->adv_wnd < msk->mss && wnd >= msk->mss) ||
 	    (msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss) ||
 	    wnd >= msk->adv_wnd + READ_ONCE(msk->sk.sk_rcvbuf) / 4)
-		mrc_send_ack(msk);
+		mrc_send_ack_twice(msk, 0);
 }
 
 /**

@@ -51,6 +51,7 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_MEM_FORCED]		= "MemForced",
 	[MRC_C_ORPHAN_OVERFLOW]		= "OrphanOverflow",
 	[MRC_C_ORPHAN_FIN_TIMEOUT]	= "OrphanFinTimeout",
+	[MRC_C_RTO_SPURIOUS]		= "SpuriousRto",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)
@@ -400,14 +401,18 @@ static void __net_exit mrc_net_exit(struct net *net)
 	struct socket *sock;
 
 	remove_proc_entry("mrc_stats", net->proc_net);
+	/*
+	 * Unpublished first, so the grace period each release waits for also
+	 * covers a reader of the pointer (mrc_output()), not only receivers.
+	 */
 	sock = rcu_dereference_protected(mn->udp4, true);
+	RCU_INIT_POINTER(mn->udp4, NULL);
 	if (sock)
 		udp_tunnel_sock_release(sock);
 	sock = rcu_dereference_protected(mn->udp6, true);
+	RCU_INIT_POINTER(mn->udp6, NULL);
 	if (sock)
 		udp_tunnel_sock_release(sock);
-	RCU_INIT_POINTER(mn->udp4, NULL);
-	RCU_INIT_POINTER(mn->udp6, NULL);
 }
 
 static struct pernet_operations mrc_net_ops = {

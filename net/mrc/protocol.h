@@ -137,6 +137,7 @@ enum mrc_counter {
 	MRC_C_MEM_FORCED,		/* segments queued beyond the pool's limit */
 	MRC_C_ORPHAN_OVERFLOW,		/* closes aborted: net.mrc.max_orphans reached */
 	MRC_C_ORPHAN_FIN_TIMEOUT,	/* orphans ended waiting for the peer's FIN */
+	MRC_C_RTO_SPURIOUS,		/* RTOs whose packets had arrived: window restored */
 	__MRC_C_MAX,
 };
 
@@ -272,7 +273,9 @@ enum {
  * @ce_ewma: recent CE-marked fraction of deliveries, 0..MRC_EV_WEIGHT_MAX
  * @last_delivered_tx_us: send time (mrc_clock_us()) of the newest delivered
  *	packet, 0 before the first: earlier than any send time
- * @last_ack: jiffies of the last delivery
+ * @echoed_at: jiffies when the peer last showed that a packet we sent on
+ *	this EV arrived (it echoed the EV in ack_ev, or acknowledged data)
+ * @echoed: @echoed_at is set
  * @next_probe: jiffies of the next probe (retired EVs)
  * @born: connection-wide sequence number of when the slot got this port
  *
@@ -283,6 +286,7 @@ struct mrc_ev {
 	u8	state;
 	u8	losses;
 	u8	probe_backoff;
+	bool	echoed;
 	u16	weight;
 	u16	ce_ewma;
 	s32	swrr;
@@ -294,7 +298,7 @@ struct mrc_ev {
 	u32	lost;
 	u32	ce;
 	u64	last_delivered_tx_us;
-	unsigned long	last_ack;
+	unsigned long	echoed_at;
 	unsigned long	next_probe;
 	u32	born;
 };
@@ -321,7 +325,10 @@ struct mrc_sock {
 				wprobe_out:1,	/* window probe sent, not answered */
 				snd_wl_valid:1,	/* snd_wl_tsval is set */
 				fin_wait_armed:1, /* orphan: fin_wait_end is set */
-				orphan_counted:1; /* in mrc_orphan_count */
+				orphan_counted:1, /* in mrc_orphan_count */
+				rto_verdict_due:1, /* rto_tsval set, no ACK since */
+				rack_armed:1,	/* rack_expires is set */
+				rto_deferred:1;	/* timer runs for RACK, RTO at rto_expires */
 	union mrc_addr		local;		/* bound address and port */
 	union mrc_addr		remote;		/* peer address and port */
 	struct hlist_node	port_node;	/* mn->ports (mn->lock) */
@@ -354,6 +361,9 @@ struct mrc_sock {
 	struct mrc_rtt		rtt;
 	u32			slowest_rtt_us;	/* largest srtt of an active EV */
 	u8			backoff;	/* RTO doublings */
+	u32			rto_tsval;	/* our tsval when the last RTO resent */
+	unsigned long		rack_expires;	/* jiffies: RACK's reordering timer */
+	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
 	unsigned long		fin_wait_end;	/* orphan: jiffies its FIN wait ends */
@@ -373,6 +383,9 @@ struct mrc_sock {
 						 * once the first packet is out
 						 */
 	u16			last_ev;	/* EV of the last data packet */
+	u16			echo_port;	/* the peer's last ack_ev seen, */
+	u32			echo_tsecr;	/* with its tsecr: a repeated echo */
+	u8			acks_sent;	/* pure ACKs, counting to the next exploring one */
 	bool			ce_pending;	/* CE seen since our last ACK */
 	u64			newest_delivered_tx_us;	/* RACK: newest send time acked
 							 * (mrc_clock_us(), 0: none yet)
@@ -480,12 +493,14 @@ u64 mrc_ooo_sack(const struct rb_root *root, u32 rcv_nxt);
 void mrc_ooo_purge(struct mrc_sock *msk);
 
 void mrc_retire_ev(struct mrc_sock *msk, int idx);
+void mrc_detect_losses(struct mrc_sock *msk, u64 now_us);
 
 /* output.c */
 int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, int ev_idx);
 int mrc_send_new(struct mrc_sock *msk, int ev_idx);
 void mrc_push(struct mrc_sock *msk);
 void mrc_send_ack(struct mrc_sock *msk);
+void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags);
 void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload, u16 plen);
 void mrc_send_rst_reply(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h);
 void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h,
@@ -507,6 +522,7 @@ u32 mrc_rcv_wnd(struct mrc_sock *msk);
 void mrc_timers_init(struct mrc_sock *msk);
 void mrc_timers_stop(struct mrc_sock *msk);
 void mrc_arm_rto(struct mrc_sock *msk);
+void mrc_arm_rack(struct mrc_sock *msk, u64 in_us);
 void mrc_arm_delack(struct mrc_sock *msk);
 void mrc_rto_fire(struct mrc_sock *msk);
 void mrc_delack_fire(struct mrc_sock *msk);

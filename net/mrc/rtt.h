@@ -71,6 +71,18 @@ static inline bool mrc_rtt_from_echo(u32 ts_now, u32 tsecr, u32 *rtt_us)
 	return true;
 }
 
+/**
+ * mrc_ts_before() - was timestamp @a taken before @b on the same 32-bit clock?
+ * @a: a tsval
+ * @b: another tsval of the same connection, less than 2^31 us apart
+ *
+ * Return: true if @a is earlier, across the clock's wrap.
+ */
+static inline bool mrc_ts_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
 void mrc_rtt_init(struct mrc_rtt *r, u32 min_rto_us, u32 max_rto_us);
 void mrc_rtt_sample(struct mrc_rtt *r, u32 sample_us);
 u32 mrc_rtt_rto(const struct mrc_rtt *r, unsigned int backoff);

@@ -22,14 +22,51 @@
 void mrc_arm_rto(struct mrc_sock *msk)
 {
 	u32 us = mrc_rtt_rto(&msk->rtt, msk->backoff);
+	unsigned long expires;
 	u32 slow = 2 * msk->slowest_rtt_us + MRC_RTO_SLACK_US;
 
 	if (msk->backoff < 16)
 		slow <<= msk->backoff;
 	us = clamp(slow, us, max(us, msk->rtt.max_rto_us));
+	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us));
+	msk->rto_deferred = msk->rack_armed && time_before(msk->rack_expires, expires);
+	if (msk->rto_deferred) {
+		msk->rto_expires = expires;
+		expires = msk->rack_expires;
+	}
+	sk_reset_timer(&msk->sk, &msk->rto_timer, expires);
+}
 
-	sk_reset_timer(&msk->sk, &msk->rto_timer,
-		       jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us)));
+/**
+ * mrc_arm_rack() - RACK's reordering timer (mrc_detect_losses())
+ * @msk: connection (socket lock held)
+ * @in_us: when an overtaken packet becomes overdue, from now; 0: none is
+ *
+ * It shares the RTO's timer: an earlier expiry runs loss detection again
+ * instead of the RTO (mrc_rto_fire()), which is then armed afresh.
+ */
+void mrc_arm_rack(struct mrc_sock *msk, u64 in_us)
+{
+	unsigned long expires;
+
+	sock_owned_by_me(&msk->sk);
+	if (!in_us) {
+		msk->rack_armed = 0;
+		return;
+	}
+	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(min_t(u64, in_us, U32_MAX)));
+	if (msk->rack_armed && !time_before(expires, msk->rack_expires))
+		return;
+	msk->rack_expires = expires;
+	msk->rack_armed = 1;
+	if (timer_pending(&msk->rto_timer) && !time_before(expires, msk->rto_timer.expires))
+		return;
+	if (timer_pending(&msk->rto_timer) && !msk->rto_deferred) {
+		/* the RTO keeps its time: the timer goes back to it */
+		msk->rto_expires = msk->rto_timer.expires;
+		msk->rto_deferred = 1;
+	}
+	sk_reset_timer(&msk->sk, &msk->rto_timer, expires);
 }
 
 void mrc_arm_delack(struct mrc_sock *msk)
@@ -131,6 +168,28 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		return;
 	}
 	/*
+	 * RACK's reordering timer: packets that later ones overtook are
+	 * overdue now.  Not an RTO: no backoff, no window cut, no EV charged
+	 * beyond what the loss rules say; the RTO is armed afresh.
+	 */
+	if (msk->rack_armed && time_after_eq(jiffies, msk->rack_expires)) {
+		msk->rack_armed = 0;
+		if (msk->send_head != skb_peek(&sk->sk_write_queue)) {
+			mrc_detect_losses(msk, mrc_clock_us());
+			mrc_push(msk);
+			mrc_arm_rto(msk);
+			return;
+		}
+	}
+	/* woken for a RACK deadline that went away: the RTO is not due */
+	if (msk->rto_deferred) {
+		msk->rto_deferred = 0;
+		if (time_before(jiffies, msk->rto_expires)) {
+			sk_reset_timer(sk, &msk->rto_timer, msk->rto_expires);
+			return;
+		}
+	}
+	/*
 	 * Behind a closed window with everything sent acknowledged, only an
 	 * unanswered probe counts: the backed-off probe interval may exceed
 	 * the user timeout while the peer answers every probe.  An orphan
@@ -181,11 +240,14 @@ void mrc_rto_fire(struct mrc_sock *msk)
 			continue;
 		ev->in_flight = 0;
 		if (ev->last_delivered_tx_us <= cb->sent_us &&
-		    mrc_ev_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses)))
+		    mrc_ev_rto_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses), msk->backoff))
 			mrc_retire_ev(msk, cb->ev_idx);
 	}
 	if (outstanding) {
 		msk->in_flight = 0;
+		/* the first ACK from now on says whether this was needed */
+		msk->rto_tsval = mrc_tsval(msk, mrc_clock_us());
+		msk->rto_verdict_due = 1;
 		if (congested)
 			mrc_cc_on_rto(&msk->cc);
 	} else if (msk->send_head) {
@@ -200,8 +262,9 @@ void mrc_rto_fire(struct mrc_sock *msk)
 
 void mrc_delack_fire(struct mrc_sock *msk)
 {
+	/* the last ACK of a flight: nothing follows to cover its loss */
 	if (msk->ack_pending && msk->remote_id && msk->state != MRC_STATE_DONE)
-		mrc_send_ack(msk);
+		mrc_send_ack_twice(msk, 0);
 }
 
 static void mrc_timer_common(struct mrc_sock *msk, int bit, void (*fire)(struct mrc_sock *))
