@@ -44,12 +44,17 @@ selftest: all
 	@bash tools/testing/selftest.sh
 
 # Long hostile-input run (selftests/mrc/hardening.sh with STRESS=1) in the VM,
-# bounded at 12 minutes; the guest log lands in results/stress.  Then the
-# soak.
+# bounded at 12 minutes; the guest log lands in results/stress.  Then
+# trinity against AF_MRC for 3 minutes (make check runs it for 30 s), the
+# one-spine failover 20 times (worst run reported), and the soak.
 .PHONY: stress soak
 stress: all
 	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress \
 		-t 720 'STRESS=1 ./hardening.sh'
+	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress-trinity \
+		-t 420 'TRINITY_SECS=180 TRINITY_CHILDREN=8 ./trinity.sh'
+	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress-failover \
+		-t 900 'MP_FAILOVER_RUNS=20 ./multipath.sh'
 	@bash tools/testing/soak.sh
 
 # The two once-flaky runs, SOAK_N (5) times each, every console kept in

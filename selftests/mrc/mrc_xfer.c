@@ -2,11 +2,15 @@
 /*
  * mrc_xfer: one verified bulk transfer, for selftests, the demo and benches.
  *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS]         receive one connection
- *   mrc_xfer -c ADDR [-p PORT] [-n BYTES] [-T] [-U MS] [-e EVS] [-i MS]
- * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  The receiver
+ *   mrc_xfer -c ADDR [-p PORT] [-n BYTES] [-d SECONDS] [-T] [-U MS] [-e EVS] [-i MS]
+ * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  -d SECONDS
+ * makes the sender stop after that long instead (at most BYTES), so that a
+ * test can place failures at fixed times inside one transfer; "sent=N"
+ * then says how many bytes the receiver must have.  The receiver
  * checks every byte against the sender's pattern and prints one summary
  * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G"; -i MS also prints the
- * bytes received in each MS interval ("tick t_ms=... bytes=...").
+ * bytes received in each MS interval ("tick t_ms=... bytes=..."), after
+ * "start realtime=SECONDS", the wall-clock time of tick 0.
  * The sender prints "sent=N" or the errno of the failure.
  *
  * -b (on both sides, each with -n BYTES) makes the transfer bidirectional:
@@ -45,6 +49,15 @@ static int open_socket(int af, int proto_kind)
 	return socket(mrc_family(), SOCK_STREAM, 0);
 }
 
+/* Wall-clock time of tick 0, for a test that places events in the ticks. */
+static void print_tick_start(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf("start realtime=%lld.%09ld\n", (long long)ts.tv_sec, ts.tv_nsec);
+}
+
 /*
  * Receives until EOF, checking the pattern; prints the summary line.
  * Returns 0 when everything received was intact, *got holds the count.
@@ -63,6 +76,8 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 		if (!start) {
 			start = last = t;
 			next_tick = t + tick_ms / 1000.0;
+			if (tick_ms)
+				print_tick_start();
 		}
 		if (n < 0) {
 			printf("error=%s bytes=%llu\n", strerror(errno), got);
@@ -92,13 +107,18 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 	return bad ? 1 : 0;
 }
 
-/* Sends total bytes of the pattern; returns 0 or prints the error. */
-static int send_all(int fd, unsigned long long total)
+/*
+ * Sends total bytes of the pattern, or what fits before @deadline (mrc_now_s(),
+ * 0: none); *sent holds the count.  Returns 0 or prints the error.
+ */
+static int send_all(int fd, unsigned long long total, double deadline,
+		    unsigned long long *sent)
 {
 	static unsigned char buf[1 << 16];
 	unsigned long long off = 0;
 
-	while (off < total) {
+	*sent = 0;
+	while (off < total && (!deadline || mrc_now_s() < deadline)) {
 		size_t n = total - off < sizeof(buf) ? total - off : sizeof(buf);
 		ssize_t w;
 
@@ -111,6 +131,7 @@ static int send_all(int fd, unsigned long long total)
 			return 1;
 		}
 		off += w;
+		*sent = off;
 	}
 	return 0;
 }
@@ -124,8 +145,9 @@ struct bidir {
 static void *bidir_sender(void *p)
 {
 	struct bidir *b = p;
+	unsigned long long sent;
 
-	b->rc = send_all(b->fd, b->total);
+	b->rc = send_all(b->fd, b->total, 0, &sent);
 	if (!b->rc)
 		shutdown(b->fd, SHUT_WR);
 	return NULL;
@@ -188,8 +210,9 @@ static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
 }
 
 static int sender(const char *host, int port, int kind, unsigned long long total,
-		  int user_timeout, int evs, int bidir, int tick_ms)
+		  int user_timeout, int evs, int bidir, int tick_ms, double secs)
 {
+	unsigned long long sent;
 	static unsigned char buf[1 << 16];
 	struct sockaddr_storage ss;
 	socklen_t len = mrc_make_addr(host, port, 0, &ss);
@@ -209,13 +232,13 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 	}
 	if (bidir)
 		return bidirectional(fd, total, tick_ms);
-	if (send_all(fd, total))
+	if (send_all(fd, total, secs > 0 ? mrc_now_s() + secs : 0, &sent))
 		return 1;
 	shutdown(fd, SHUT_WR);
 	/* wait for the peer's close so that everything was delivered */
 	while (recv(fd, buf, sizeof(buf), 0) > 0)
 		;
-	printf("sent=%llu\n", total);
+	printf("sent=%llu\n", sent);
 	close(fd);
 	return 0;
 }
@@ -225,9 +248,10 @@ int main(int argc, char **argv)
 	unsigned long long total = 1 << 20;
 	int opt, listen_mode = 0, port = 7000, v6 = 0, kind = 'A', tick = 0, ut = 0, evs = 0;
 	int bidir = 0;
+	double secs = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:b")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -240,6 +264,7 @@ int main(int argc, char **argv)
 		case 'U': ut = atoi(optarg); break;
 		case 'e': evs = atoi(optarg); break;
 		case 'b': bidir = 1; break;
+		case 'd': secs = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;
@@ -251,5 +276,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "need -l or -c ADDR\n");
 		return 2;
 	}
-	return sender(host, port, kind, total, ut, evs, bidir, tick);
+	return sender(host, port, kind, total, ut, evs, bidir, tick, secs);
 }
