@@ -275,6 +275,20 @@ static void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr)
 	}
 }
 
+/*
+ * What our next packet echoes (tsecr, ack_ev): the newest packet of the peer
+ * that was not a duplicate, by its own clock, so a late or reordered packet
+ * never moves the echo back (which would make an RTO look spurious to the
+ * peer, mrc_cc_rto_verdict()).
+ */
+static void mrc_echo_update(struct mrc_sock *msk, u32 tsval, u16 port)
+{
+	if (msk->last_tsval && mrc_ts_before(tsval, msk->last_tsval))
+		return;
+	msk->last_tsval = tsval;
+	msk->last_ev = port;
+}
+
 /* A segment was acked or sacked: credit its EV.  Return: 1 if CE-marked. */
 static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce_port)
 {
@@ -442,6 +456,28 @@ static void mrc_snd_wnd_update(struct mrc_sock *msk, u32 wnd, u32 tsval)
 	msk->snd_wl_valid = 1;
 }
 
+/*
+ * A spurious RTO marked packets lost that had arrived: those not resent
+ * yet count as in flight again, and loss detection judges them afresh
+ * (as tcp_undo_cwnd_reduction() unmarks), instead of all being resent at
+ * the window the undo restored.
+ */
+static void mrc_unmark_lost(struct mrc_sock *msk)
+{
+	struct sk_buff *skb;
+
+	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+
+		if (skb == msk->send_head)
+			break;
+		if (cb->lost && !cb->sacked) {
+			cb->lost = 0;
+			msk->in_flight++;
+		}
+	}
+}
+
 /* Cumulative ACK, SACK, window and RTT.  Return: false if the ACK is invalid. */
 static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 {
@@ -494,7 +530,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		mrc_wmem_free_skb(sk, skb);
 		acked++;
 	}
-	if (acked && msk->rto_verdict_due) {
+	if (acked && msk->rto_verdict_due && !(h->flags & MRC_F_PROBE)) {
 		/*
 		 * An echo from before the RTO's retransmissions: what arrived
 		 * was the original, the RTO was spurious (Eifel; the peer
@@ -502,8 +538,10 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		 */
 		spurious = mrc_ts_before(tsecr, msk->rto_tsval);
 		msk->rto_verdict_due = 0;
-		if (spurious)
+		if (spurious) {
 			mrc_count(msk->mn, MRC_C_RTO_SPURIOUS);
+			mrc_unmark_lost(msk);
+		}
 		mrc_cc_rto_verdict(&msk->cc, spurious);
 	}
 	if (acked) {
@@ -532,6 +570,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	if (delivered) {
 		/* any delivery, sacked too, shows the path works: no backoff */
 		msk->backoff = 0;
+		msk->rto_streak = 0;
 		mrc_cc_on_ack(&msk->cc, &ccp, delivered, ce, msk->rtt.srtt_us,
 			      msk->rtt.min_rtt_us, round_done);
 	}
@@ -715,14 +754,12 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	u16 len = ntohs(hdr->len);
 	bool ack_now = hdr->flags & (MRC_F_ACKNOW | MRC_F_FIN | MRC_F_PROBE);
 	u16 ev_port = ntohs(udp_hdr(skb)->source);
+	bool ce = mrc_skb_ce(skb);
 	struct mrc_skb_cb *cb;
 
 	msk->stats.packets_received++;
-	if (mrc_skb_ce(skb)) {
-		msk->ce_pending = true;
-		ack_now = true;
+	if (ce)
 		mrc_count(msk->mn, MRC_C_RX_CE);
-	}
 
 	/*
 	 * A duplicate leaves the echo (tsecr, ack_ev) on the newest packet
@@ -738,6 +775,11 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		kfree_skb(skb);
 		mrc_send_ack(msk);
 		return;
+	}
+	/* a duplicate's mark is not echoed: the ACK names another packet's EV */
+	if (ce) {
+		msk->ce_pending = true;
+		ack_now = true;
 	}
 	if (!mrc_psn_in_window(psn, msk->rcv_nxt, MRC_RCV_WINDOW_PKTS)) {
 		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
@@ -788,8 +830,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	cb->flags = hdr->flags;
 
 	if (psn == msk->rcv_nxt) {
-		msk->last_tsval = ntohl(hdr->tsval);
-		msk->last_ev = ev_port;
+		mrc_echo_update(msk, ntohl(hdr->tsval), ev_port);
 		mrc_deliver(msk, skb);
 		while ((skb = skb_rb_first(&msk->ooo_queue)) &&
 		       MRC_SKB_CB(skb)->psn == msk->rcv_nxt) {
@@ -807,8 +848,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 			mrc_count(msk->mn, MRC_C_RX_DUP);
 			kfree_skb(skb);
 		} else {
-			msk->last_tsval = ntohl(hdr->tsval);
-			msk->last_ev = ev_port;
+			mrc_echo_update(msk, ntohl(hdr->tsval), ev_port);
 		}
 		ack_now = true;
 	}
@@ -915,9 +955,21 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		 * A probe of a retired EV or of our window: answer at once,
 		 * echoing its port; the prober may be stalled on our window
 		 */
+		u32 tsval = msk->last_tsval;
+		u16 ev = msk->last_ev;
+
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
 		msk->last_tsval = ntohl(hdr.tsval);
 		mrc_send_ack_twice(msk, MRC_F_PROBE | MRC_F_ACKNOW);
+		/* only the answer echoes the probe */
+		msk->last_tsval = tsval;
+		msk->last_ev = ev;
+	} else if (hdr.type == MRC_T_ACK) {
+		/*
+		 * An ACK is echoed too: a peer that only acknowledges learns
+		 * from our echoes which of its EVs reach us (mrc_echo_rcv()).
+		 */
+		mrc_echo_update(msk, ntohl(hdr.tsval), ntohs(udp_hdr(skb)->source));
 	}
 	if (hdr.type == MRC_T_DATA && (hdr.len || mrc_empty_msg(&msk->sk, hdr.flags)) &&
 	    sock_flag(&msk->sk, SOCK_DEAD) &&

@@ -382,7 +382,12 @@ static int __net_init mrc_net_init(struct net *net)
 		.init_cwnd		= READ_ONCE(mrc_init_cwnd),
 		.user_timeout_ms	= 30000,
 		.dctcp_shift		= 4,
-		.delay_target_us	= 2000,
+		/*
+		 * Off by default: the smoothed RTT blends paths of different
+		 * delay against the smallest sample of any, and includes the
+		 * receiver's delayed ACKs (see mrc.rst, Congestion control).
+		 */
+		.delay_target_us	= 0,
 	};
 	mn->rst_tokens = 20;
 	mn->rst_stamp = jiffies;

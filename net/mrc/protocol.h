@@ -361,6 +361,7 @@ struct mrc_sock {
 	struct mrc_rtt		rtt;
 	u32			slowest_rtt_us;	/* largest srtt of an active EV */
 	u8			backoff;	/* RTO doublings */
+	u8			rto_streak;	/* RTOs since the last delivery */
 	u32			rto_tsval;	/* our tsval when the last RTO resent */
 	unsigned long		rack_expires;	/* jiffies: RACK's reordering timer */
 	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */

@@ -161,6 +161,12 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	case MRC_STATE_DONE:
 		return;
 	}
+	/*
+	 * Deferred to release_cb while the user held the socket, and re-armed
+	 * since by an ACK from the backlog: this expiry is stale.
+	 */
+	if (timer_pending(&msk->rto_timer))
+		return;
 	if (msk->orphan_fin && skb_queue_empty(&sk->sk_write_queue)) {
 		/* closed, our FIN acknowledged, the peer's never came */
 		mrc_count(msk->mn, MRC_C_ORPHAN_FIN_TIMEOUT);
@@ -206,6 +212,9 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	}
 	if (msk->backoff < 16)
 		msk->backoff++;
+	/* a full RTO: whatever RACK waited for is marked lost below */
+	msk->rack_armed = 0;
+	msk->rto_deferred = 0;
 	if (msk->state == MRC_STATE_SYN_SENT) {
 		if (msk->remote_id)
 			mrc_send_ctrl(msk, MRC_T_HSACK, 0, &msk->hs, sizeof(msk->hs));
@@ -240,13 +249,21 @@ void mrc_rto_fire(struct mrc_sock *msk)
 			continue;
 		ev->in_flight = 0;
 		if (ev->last_delivered_tx_us <= cb->sent_us &&
-		    mrc_ev_rto_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses), msk->backoff))
+		    mrc_ev_rto_lost(ev, READ_ONCE(msk->mn->cfg.retire_losses),
+				    msk->rto_streak + 1))
 			mrc_retire_ev(msk, cb->ev_idx);
 	}
 	if (outstanding) {
 		msk->in_flight = 0;
-		/* the first ACK from now on says whether this was needed */
-		msk->rto_tsval = mrc_tsval(msk, mrc_clock_us());
+		if (msk->rto_streak < U8_MAX)
+			msk->rto_streak++;
+		/*
+		 * The first ACK from now on says whether this was needed,
+		 * against the episode's first resending (RFC 3522): a later
+		 * RTO's duplicate leaves the echo on the first one's.
+		 */
+		if (!msk->rto_verdict_due)
+			msk->rto_tsval = mrc_tsval(msk, mrc_clock_us());
 		msk->rto_verdict_due = 1;
 		if (congested)
 			mrc_cc_on_rto(&msk->cc);
@@ -318,6 +335,8 @@ void mrc_timers_init(struct mrc_sock *msk)
 /* Stops pending timers (a running handler sees the new state and quits). */
 void mrc_timers_stop(struct mrc_sock *msk)
 {
+	msk->rack_armed = 0;
+	msk->rto_deferred = 0;
 	sk_stop_timer(&msk->sk, &msk->rto_timer);
 	sk_stop_timer(&msk->sk, &msk->delack_timer);
 }
