@@ -20,7 +20,13 @@ fabric_up $SPINES || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 # receiver prints its tick 0): before the failure, during it (from 0.5 s
 # after the blackhole), and after the heal (from 1 s after it).  With one
 # spine of four dead the ideal is three quarters of the links, and more
-# where the CPU, not the links, is the limit (the VM).
+# where the CPU, not the links, is the limit (the VM).  The bounds: during
+# >= 60 % of before, and from 1 s after the heal >= 80 %.  In this 2-vCPU
+# emulated guest the rate a connection settles at depends on how its EVs
+# map onto the spines by +-10 %, failure or not (during the failure it
+# ranged 82-115 % of before over 40 runs, after the heal 84-106 %), while
+# the trap this case exists for held 2-14 %; 90 % for the heal (the issue's
+# figure) failed one run in ten on that mapping alone.
 # tick_rate RX FROM_S TO_S: the median of the bytes per 100 ms tick in
 # [FROM_S, TO_S) (seconds since the receiver's tick 0), 0 when the window is
 # empty.  The median, not the mean: the emulated VM stalls now and then for
@@ -69,11 +75,11 @@ failover_run() {
 	echo "# goodput per 100 ms (median): before $((FO_BEFORE >> 10)) KiB, during $((FO_DURING >> 10)) KiB ($((FO_DURING * 100 / (FO_BEFORE + 1))) %), after the heal $((FO_AFTER >> 10)) KiB ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
 	echo "# delivered per 100 ms: $(awk '/^tick/ {sub("bytes=", "", $3); printf "%d ", $3 / 1024}' "$out/rx")KiB"
 }
-# failover_ok: the run met every goal (during >= 60 %, after >= 90 %)
+# failover_ok: the run met every goal (during >= 60 %, after >= 80 %)
 failover_ok() {
 	[ $FO_INTACT = 1 ] && [ $FO_RETIRED -gt 0 ] && [ $FO_BEFORE -gt 0 ] &&
 		[ $((FO_DURING * 100)) -ge $((FO_BEFORE * 60)) ] &&
-		[ $((FO_AFTER * 100)) -ge $((FO_BEFORE * 90)) ] &&
+		[ $((FO_AFTER * 100)) -ge $((FO_BEFORE * 80)) ] &&
 		[ $FO_READMITTED -gt 0 ] && [ $FO_RETURNED -gt 100 ]
 }
 
@@ -159,8 +165,8 @@ tap_result $(( FO_BEFORE > 0 && FO_DURING * 100 >= FO_BEFORE * 60 )) \
 	"during the failure goodput keeps >= 60% of its rate before ($((FO_DURING * 100 / (FO_BEFORE + 1))) %)"
 tap_result $(( FO_READMITTED > 0 )) "a healed spine's EVs are re-admitted ($FO_READMITTED)"
 tap_result $(( FO_RETURNED > 100 )) "traffic returns to the healed spine ($FO_RETURNED packets)"
-tap_result $(( FO_BEFORE > 0 && FO_AFTER * 100 >= FO_BEFORE * 90 )) \
-	"from 1 s after the heal goodput is >= 90% of its rate before ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
+tap_result $(( FO_BEFORE > 0 && FO_AFTER * 100 >= FO_BEFORE * 80 )) \
+	"from 1 s after the heal goodput is >= 80% of its rate before ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
 
 # Every path dead: the connection ends with ETIMEDOUT at the user timeout.
 xfer_start $NS_B 7004 "$out/rx"
