@@ -302,6 +302,21 @@ void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us)
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_delivered);
 
 /**
+ * mrc_ev_echoed() - the peer showed that a packet sent on @ev arrived
+ * @ev: the EV
+ * @now: jiffies
+ *
+ * An echo of @ev in ack_ev, or a delivery of data sent on it: what
+ * mrc_ev_pick_ack() trusts.
+ */
+void mrc_ev_echoed(struct mrc_ev *ev, unsigned long now)
+{
+	ev->echoed_at = now;
+	ev->echoed = true;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_echoed);
+
+/**
  * mrc_ev_rtt_sample() - an RTT measured on @ev
  * @ev: the EV
  * @rtt_us: from the timestamp echo of an ACK naming @ev (exact: not from

@@ -43,6 +43,7 @@ u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us);
 void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us);
 void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
+void mrc_ev_echoed(struct mrc_ev *ev, unsigned long now);
 bool mrc_ev_rto_lost(struct mrc_ev *ev, u32 retire_losses, unsigned int rtos);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe);

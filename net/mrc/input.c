@@ -269,10 +269,8 @@ static void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr)
 	msk->echo_port = port;
 	msk->echo_tsecr = tsecr;
 	ev = mrc_ev_by_port(msk, port);
-	if (ev) {
-		ev->echoed_at = jiffies;
-		ev->echoed = true;
-	}
+	if (ev)
+		mrc_ev_echoed(ev, jiffies);
 }
 
 /*
@@ -300,8 +298,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 		return ce;
 	if (ev->in_flight && !cb->lost)
 		ev->in_flight--;
-	ev->echoed_at = jiffies;
-	ev->echoed = true;
+	mrc_ev_echoed(ev, jiffies);
 	mrc_ev_delivered(ev, cb->sent_us, ce, msk->rtt.srtt_us);
 	return ce;
 }

@@ -246,10 +246,8 @@ static void mrc_ev_pick_ack_test(struct kunit *test)
 	for (i = 0; i < 8; i++)
 		KUNIT_EXPECT_GE(test, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false), 0);
 	/* slots 0..4 echoed lately, 5 long ago, 6 and 7 never */
-	for (i = 0; i < 6; i++) {
-		evs[i].echoed = true;
-		evs[i].echoed_at = i == 5 ? now - 500 : now - 10;
-	}
+	for (i = 0; i < 6; i++)
+		mrc_ev_echoed(&evs[i], i == 5 ? now - 500 : now - 10);
 	for (i = 0; i < 100; i++) {
 		idx = mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false);
 		KUNIT_EXPECT_TRUE(test, idx >= 0 && idx <= 4);
