@@ -80,6 +80,7 @@ struct proto mrc_proto = {
 	.obj_size	= sizeof(struct mrc_sock),
 	.backlog_rcv	= mrc_backlog_rcv,
 	.release_cb	= mrc_release_cb,
+	.keepalive	= mrc_keepalive,
 	.enter_memory_pressure	= mrc_enter_memory_pressure,
 	.leave_memory_pressure	= mrc_leave_memory_pressure,
 	.memory_allocated	= &mrc_memory_allocated,

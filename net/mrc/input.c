@@ -104,6 +104,12 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->priority = lsk->priority;
 	child->user_timeout_ms = lsk->user_timeout_ms;
 	child->ev_count = lsk->ev_count;
+	/* as TCP's children (sk_clone_lock()): the listener's keepalive */
+	if (sock_flag(lsock, SOCK_KEEPOPEN))
+		sock_set_flag(csk, SOCK_KEEPOPEN);
+	child->keepidle = lsk->keepidle;
+	child->keepintvl = lsk->keepintvl;
+	child->keepcnt = lsk->keepcnt;
 	mrc_skb_addrs(skb, &child->local, &child->remote);
 	child->family = child->local.sa.sa_family;
 	child->local_id = ntohl(h->dst_id);
@@ -114,6 +120,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->snd_una = server_isn + 1;
 	child->snd_nxt = server_isn + 1;
 	child->progress_stamp = jiffies;
+	child->rcv_stamp = jiffies;
 	child->last_tsval = ntohl(h->tsval);
 	/* the clock our SYNACK's tsval came from: the client echoes it */
 	child->ts_offset = mrc_ts_offset(lsk->mn, child->local_id, child->remote_id);
@@ -141,6 +148,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	list_add_tail(&child->accept_node, &lsk->accept_queue);
 	sk_acceptq_added(lsock);
 	mrc_send_ack(child);
+	mrc_keepalive_arm(child);
 	mrc_nl_notify_conn(child, true);
 	bh_unlock_sock(csk);
 	local_bh_enable();
@@ -888,6 +896,7 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 	msk->backoff = 0;
 	msk->progress_stamp = jiffies;
 	sk_stop_timer(sk, &msk->rto_timer);
+	mrc_keepalive_arm(msk);
 	mrc_count(msk->mn, MRC_C_CONN_OPENED);
 	mrc_nl_notify_conn(msk, true);
 	sk->sk_state_change(sk);
@@ -911,6 +920,9 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_count(msk->mn, MRC_C_RX_DROP_BADID);
 		goto drop;
 	}
+	/* the peer is alive: the keepalive timer reads this when it fires */
+	msk->rcv_stamp = jiffies;
+	msk->keepalive_probes = 0;
 	if (hdr.type == MRC_T_RST) {
 		/*
 		 * Only a RST at exactly the next expected PSN resets (RFC 5961's

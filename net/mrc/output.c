@@ -215,7 +215,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 		err = -ENONET;
 		goto drop;
 	}
-	skb->ignore_df = 0;
+	/* ignore_df: a segment queued before a smaller path MTU was learned */
 	if (family == AF_INET) {
 		struct flowi4 fl4 = {
 			.daddr = daddr->v4.sin_addr.s_addr,
@@ -231,7 +231,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 			goto drop;
 		}
 		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, tos,
-				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
+				    ip4_dst_hoplimit(&rt->dst), skb->ignore_df ? 0 : htons(IP_DF),
 				    htons(ev), htons(dport), false, false);
 	} else {
 #if IS_ENABLED(CONFIG_IPV6)
@@ -300,6 +300,11 @@ static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)
 	h->priority = cb->prio;
 	if (cb->sent)
 		h->flags |= MRC_F_ACKNOW;
+	/*
+	 * Larger than the path MTU learned since it was queued (mrc_pmtu_lower()):
+	 * fragmented on the way rather than lost on every path forever.
+	 */
+	skb->ignore_df = seg->len > msk->mss;
 	return skb;
 }
 
@@ -427,13 +432,34 @@ static bool mrc_sending_state(struct mrc_sock *msk)
 }
 
 /**
- * mrc_push() - send what the congestion and peer windows allow
+ * mrc_tail_held() - whether @skb, unsent, waits for more data to fill it
  * @msk: connection (socket lock held)
+ * @skb: a segment of the write queue
+ *
+ * TCP_CORK and MSG_MORE hold a stream's partial last segment until more
+ * data fills it, the cork comes off, or MRC_CORK_CEILING passes with
+ * nothing else in flight; sendmsg appends to it meanwhile.
+ *
+ * Return: true if mrc_push() must not send @skb yet.
+ */
+bool mrc_tail_held(struct mrc_sock *msk, const struct sk_buff *skb)
+{
+	struct sock *sk = &msk->sk;
+
+	return (msk->cork || msk->more) && sk->sk_type == SOCK_STREAM &&
+	       skb->len < msk->mss && skb_queue_is_last(&sk->sk_write_queue, skb) &&
+	       !(MRC_SKB_CB(skb)->flags & MRC_F_FIN);
+}
+
+/**
+ * __mrc_push() - send what the congestion and peer windows allow
+ * @msk: connection (socket lock held)
+ * @flush: send a held partial last segment too (mrc_tail_held())
  *
  * Lost segments first, then new ones.  With nothing in flight and the peer's
  * window closed, the RTO timer doubles as the window probe timer.
  */
-void mrc_push(struct mrc_sock *msk)
+void __mrc_push(struct mrc_sock *msk, bool flush)
 {
 	struct sk_buff *skb;
 
@@ -451,6 +477,8 @@ void mrc_push(struct mrc_sock *msk)
 		 * is probed from the RTO timer).
 		 */
 		if (msk->in_flight >= msk->cc.cwnd || ahead > msk->snd_wnd)
+			break;
+		if (!flush && mrc_tail_held(msk, skb))
 			break;
 		if (mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;

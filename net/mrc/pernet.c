@@ -52,6 +52,9 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_ORPHAN_OVERFLOW]		= "OrphanOverflow",
 	[MRC_C_ORPHAN_FIN_TIMEOUT]	= "OrphanFinTimeout",
 	[MRC_C_RTO_SPURIOUS]		= "SpuriousRto",
+	[MRC_C_KEEPALIVE_PROBE]		= "KeepaliveProbes",
+	[MRC_C_RX_ICMP_UNREACH]		= "RxIcmpUnreachable",
+	[MRC_C_RX_ICMP_FRAG]		= "RxIcmpFragNeeded",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)
@@ -71,6 +74,8 @@ struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port)
 		.sk_user_data	= mn,
 		.encap_type	= 1,
 		.encap_rcv	= mrc_udp_rcv,
+		.encap_err_lookup = mrc_udp_err_lookup,
+		.encap_err_rcv	= mrc_udp_err_rcv,
 	};
 	struct udp_port_cfg cfg = {
 		.family			= family,

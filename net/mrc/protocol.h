@@ -138,6 +138,9 @@ enum mrc_counter {
 	MRC_C_ORPHAN_OVERFLOW,		/* closes aborted: net.mrc.max_orphans reached */
 	MRC_C_ORPHAN_FIN_TIMEOUT,	/* orphans ended waiting for the peer's FIN */
 	MRC_C_RTO_SPURIOUS,		/* RTOs whose packets had arrived: window restored */
+	MRC_C_KEEPALIVE_PROBE,		/* keepalive probes sent (SO_KEEPALIVE) */
+	MRC_C_RX_ICMP_UNREACH,		/* ICMP unreachable for a connection's packet */
+	MRC_C_RX_ICMP_FRAG,		/* ICMP too big / fragmentation needed */
 	__MRC_C_MAX,
 };
 
@@ -241,9 +244,14 @@ enum {
 	MRC_DEFER_RTO,
 	MRC_DEFER_DELACK,
 	MRC_DEFER_PUSH,
+	MRC_DEFER_KEEPALIVE,
+	MRC_DEFER_ICMP,
 };
 
 #define MRC_MAX_EVS	256
+
+/* How long a corked partial segment waits at most: TCP's 200 ms (tcp(7)) */
+#define MRC_CORK_CEILING	(HZ / 5)
 
 /*
  * How far ahead of rcv_nxt out-of-order data is kept, in packets; windows
@@ -328,7 +336,9 @@ struct mrc_sock {
 				orphan_counted:1, /* in mrc_orphan_count */
 				rto_verdict_due:1, /* rto_tsval set, no ACK since */
 				rack_armed:1,	/* rack_expires is set */
-				rto_deferred:1;	/* timer runs for RACK, RTO at rto_expires */
+				rto_deferred:1,	/* timer runs for RACK, RTO at rto_expires */
+				cork:1,		/* TCP_CORK: hold a partial last segment */
+				more:1;		/* the last send said MSG_MORE: the same */
 	union mrc_addr		local;		/* bound address and port */
 	union mrc_addr		remote;		/* peer address and port */
 	struct hlist_node	port_node;	/* mn->ports (mn->lock) */
@@ -367,6 +377,13 @@ struct mrc_sock {
 	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
+	unsigned long		rcv_stamp;	/* jiffies of the peer's last packet */
+	u32			keepidle;	/* jiffies; 0: the netns's TCP default */
+	u32			keepintvl;	/* jiffies; 0: the netns's TCP default */
+	u8			keepcnt;	/* probes; 0: the netns's TCP default */
+	u8			keepalive_probes; /* sent since the peer's last packet */
+	int			icmp_err;	/* MRC_DEFER_ICMP: its errno (slock) */
+	u32			icmp_mtu;	/* and, for EMSGSIZE, the MTU (slock) */
 	unsigned long		fin_wait_end;	/* orphan: jiffies its FIN wait ends */
 
 	/* receiver */
@@ -404,6 +421,7 @@ struct mrc_sock {
 
 	struct timer_list	rto_timer;
 	struct timer_list	delack_timer;
+	struct timer_list	keepalive_timer;
 	unsigned long		deferred;	/* MRC_DEFER_* (atomic bitops) */
 
 	struct mrc_info		stats;		/* counters for MRC_INFO */
@@ -499,7 +517,15 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us);
 /* output.c */
 int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, int ev_idx);
 int mrc_send_new(struct mrc_sock *msk, int ev_idx);
-void mrc_push(struct mrc_sock *msk);
+void __mrc_push(struct mrc_sock *msk, bool flush);
+bool mrc_tail_held(struct mrc_sock *msk, const struct sk_buff *skb);
+
+/* mrc_push() - send what the windows allow (__mrc_push(), holding a corked tail) */
+static inline void mrc_push(struct mrc_sock *msk)
+{
+	__mrc_push(msk, false);
+}
+
 void mrc_send_ack(struct mrc_sock *msk);
 void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags);
 void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload, u16 plen);
@@ -519,6 +545,16 @@ struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
 void mrc_window_update(struct mrc_sock *msk);
 u32 mrc_rcv_wnd(struct mrc_sock *msk);
 
+/* icmp.c */
+int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb);
+void mrc_udp_err_rcv(struct sock *usk, struct sk_buff *skb, int err, __be16 port, u32 info,
+		     u8 *payload);
+void mrc_icmp_deferred(struct mrc_sock *msk);
+
+/* tcp_compat.c */
+int mrc_tcp_setsockopt(struct sock *sk, int optname, sockptr_t optval, unsigned int optlen);
+int mrc_tcp_getsockopt(struct sock *sk, int optname, char __user *optval, int __user *optlen);
+
 /* timer.c */
 void mrc_timers_init(struct mrc_sock *msk);
 void mrc_timers_stop(struct mrc_sock *msk);
@@ -527,6 +563,8 @@ void mrc_arm_rack(struct mrc_sock *msk, u64 in_us);
 void mrc_arm_delack(struct mrc_sock *msk);
 void mrc_rto_fire(struct mrc_sock *msk);
 void mrc_delack_fire(struct mrc_sock *msk);
+void mrc_keepalive(struct sock *sk, int on);
+void mrc_keepalive_arm(struct mrc_sock *msk);
 extern atomic_t mrc_orphan_count;
 extern int mrc_max_orphans;
 bool mrc_orphan_add(struct mrc_sock *msk);

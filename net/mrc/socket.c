@@ -575,12 +575,12 @@ static void mrc_queue_segment(struct mrc_sock *msk, struct sk_buff *skb)
  * caller should wait for memory, -ENOBUFS or -EFAULT.
  */
 static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *msg, size_t len,
-					 u8 flags, u8 prio, bool charged)
+					 u8 flags, u8 prio, bool charged, size_t room)
 {
 	struct sock *sk = &msk->sk;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(max_t(size_t, len, 1), sk->sk_allocation);
+	skb = alloc_skb(max3(len, room, (size_t)1), sk->sk_allocation);
 	if (!skb)
 		return ERR_PTR(-ENOBUFS);
 	if (!charged && !sk_wmem_schedule(sk, skb->truesize)) {
@@ -599,6 +599,43 @@ static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *ms
 	MRC_SKB_CB(skb)->flags = flags;
 	MRC_SKB_CB(skb)->prio = prio;
 	return skb;
+}
+
+/**
+ * mrc_fill_tail() - append to a stream's unsent partial last segment
+ * @msk: connection (socket lock held)
+ * @msg: the data
+ * @len: bytes of @msg left
+ * @prio: this send's priority (a segment carries one)
+ *
+ * As tcp_sendmsg() fills its tail skb: small writes behind a closed window,
+ * a cork or MSG_MORE become full segments instead of one packet each.  The
+ * room was charged with the segment (truesize does not change).
+ *
+ * Return: bytes appended (0: start a new segment), or -EFAULT.
+ */
+static int mrc_fill_tail(struct mrc_sock *msk, struct msghdr *msg, size_t len, u8 prio)
+{
+	struct sock *sk = &msk->sk;
+	struct sk_buff *tail = skb_peek_tail(&sk->sk_write_queue);
+	int n, off;
+
+	sock_owned_by_me(sk);
+	/* a stream's queue is in PSN order: with a send_head, the tail is unsent */
+	if (sk->sk_type != SOCK_STREAM || !msk->send_head || !tail ||
+	    MRC_SKB_CB(tail)->prio != prio || (MRC_SKB_CB(tail)->flags & MRC_F_FIN) ||
+	    tail->len >= msk->mss || skb_is_nonlinear(tail))
+		return 0;
+	n = min_t(size_t, len, min_t(int, msk->mss - tail->len, skb_tailroom(tail)));
+	if (n <= 0)
+		return 0;
+	off = tail->len;
+	skb_put(tail, n);
+	if (skb_copy_datagram_from_iter(tail, off, &msg->msg_iter, n)) {
+		skb_trim(tail, off);
+		return -EFAULT;
+	}
+	return n;
 }
 
 /* Priority of this send: cmsg (SEQPACKET), MRC_PRIORITY, else SO_PRIORITY. */
@@ -701,7 +738,7 @@ static int mrc_send_message(struct mrc_sock *msk, struct msghdr *msg, size_t len
 	do {
 		chunk = min_t(size_t, len - copied, msk->mss);
 		skb = mrc_alloc_segment(msk, msg, chunk, copied + chunk == len ? MRC_F_EOR : 0,
-					prio, true);
+					prio, true, chunk);
 		if (IS_ERR(skb)) {
 			__skb_queue_purge(&segs);
 			return PTR_ERR(skb);
@@ -728,6 +765,9 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	if (msg->msg_flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR | MSG_MORE |
 			       MSG_SPLICE_PAGES | MSG_CMSG_COMPAT | MSG_WAITALL))
 		return -EOPNOTSUPP;
+	/* a stream ignores the address, as TCP (sockperf passes one) */
+	if (msg->msg_name && !seqpacket && msk->state != MRC_STATE_CLOSED)
+		msg->msg_name = NULL;
 	if (msg->msg_name && msk->state != MRC_STATE_CLOSED)
 		return -EISCONN;
 
@@ -764,9 +804,21 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		return len;
 	}
 
+	msk->more = !!(msg->msg_flags & MSG_MORE);
 	while (copied < len) {
 		struct sk_buff *skb;
+		int filled;
 
+		filled = mrc_fill_tail(msk, msg, len - copied, prio);
+		if (filled < 0) {
+			err = filled;
+			break;
+		}
+		if (filled) {
+			copied += filled;
+			msk->stats.bytes_sent += filled;
+			continue;
+		}
 		/* segments small enough that a small send buffer holds several */
 		chunk = min_t(size_t, len - copied, msk->mss);
 		chunk = min_t(size_t, chunk, max_t(int, READ_ONCE(sk->sk_sndbuf) / 4 -
@@ -774,7 +826,9 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = mrc_send_wait(msk, &timeo, chunk + SKB_TRUESIZE(0));
 		if (err)
 			break;
-		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false);
+		/* a held tail gets room to grow to a full segment */
+		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false,
+					msk->cork || msk->more ? msk->mss : chunk);
 		if (skb == ERR_PTR(-ENOMEM)) {
 			err = mrc_wait_memory(msk, &timeo);
 			if (err)
@@ -1077,6 +1131,8 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 	struct mrc_sock *msk = mrc_sk(sk);
 	int val, err = 0;
 
+	if (level == SOL_TCP)
+		return mrc_tcp_setsockopt(sk, optname, optval, optlen);
 	if (level != SOL_MRC)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
@@ -1177,6 +1233,8 @@ static int mrc_getsockopt(struct socket *sock, int level, int optname, char __us
 	struct mrc_info info;
 	int len, val;
 
+	if (level == SOL_TCP)
+		return mrc_tcp_getsockopt(sock->sk, optname, optval, optlen);
 	if (level != SOL_MRC)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))

@@ -21,9 +21,17 @@
  */
 void mrc_arm_rto(struct mrc_sock *msk)
 {
+	struct sk_buff *head = skb_peek(&msk->sk.sk_write_queue);
 	u32 us = mrc_rtt_rto(&msk->rtt, msk->backoff);
 	unsigned long expires;
 	u32 slow = 2 * msk->slowest_rtt_us + MRC_RTO_SLACK_US;
+
+	/* nothing in flight, only a held tail: TCP's cork ceiling, not our RTO */
+	if (head && head == msk->send_head && mrc_tail_held(msk, head)) {
+		msk->rto_deferred = 0;
+		sk_reset_timer(&msk->sk, &msk->rto_timer, jiffies + MRC_CORK_CEILING);
+		return;
+	}
 
 	if (msk->backoff < 16)
 		slow <<= msk->backoff;
@@ -187,6 +195,17 @@ void mrc_rto_fire(struct mrc_sock *msk)
 			return;
 		}
 	}
+	/*
+	 * A held partial segment (TCP_CORK, MSG_MORE) alone in the queue: its
+	 * ceiling has come.  Sent if the windows allow; else a window probe.
+	 */
+	if (msk->send_head && msk->send_head == skb_peek(&sk->sk_write_queue) &&
+	    mrc_tail_held(msk, msk->send_head)) {
+		msk->more = 0;
+		__mrc_push(msk, true);
+		if (!msk->send_head)
+			return;
+	}
 	/* woken for a RACK deadline that went away: the RTO is not due */
 	if (msk->rto_deferred) {
 		msk->rto_deferred = 0;
@@ -284,6 +303,99 @@ void mrc_delack_fire(struct mrc_sock *msk)
 		mrc_send_ack_twice(msk, 0);
 }
 
+/* Keepalive times: the socket's TCP_KEEP* options, else the netns's tcp_keepalive_* */
+static u32 mrc_keepidle(const struct mrc_sock *msk)
+{
+	return msk->keepidle ?: READ_ONCE(sock_net(&msk->sk)->ipv4.sysctl_tcp_keepalive_time);
+}
+
+static u32 mrc_keepintvl(const struct mrc_sock *msk)
+{
+	return msk->keepintvl ?: READ_ONCE(sock_net(&msk->sk)->ipv4.sysctl_tcp_keepalive_intvl);
+}
+
+static u8 mrc_keepcnt(const struct mrc_sock *msk)
+{
+	return msk->keepcnt ?: READ_ONCE(sock_net(&msk->sk)->ipv4.sysctl_tcp_keepalive_probes);
+}
+
+static bool mrc_keepalive_state(const struct mrc_sock *msk)
+{
+	return msk->state == MRC_STATE_ESTABLISHED || msk->state == MRC_STATE_CLOSE_WAIT ||
+	       msk->state == MRC_STATE_FIN_WAIT;
+}
+
+/**
+ * mrc_keepalive_arm() - (re)start the keepalive timer of an idle connection
+ * @msk: connection (socket lock held)
+ *
+ * As TCP: the first probe when nothing came from the peer for keepidle.
+ */
+void mrc_keepalive_arm(struct mrc_sock *msk)
+{
+	sock_owned_by_me(&msk->sk);
+	if (sock_flag(&msk->sk, SOCK_KEEPOPEN) && mrc_keepalive_state(msk))
+		sk_reset_timer(&msk->sk, &msk->keepalive_timer,
+			       msk->rcv_stamp + mrc_keepidle(msk));
+}
+
+/* proto.keepalive: SO_KEEPALIVE set (before SOCK_KEEPOPEN is) or cleared */
+void mrc_keepalive(struct sock *sk, int on)
+{
+	struct mrc_sock *msk = mrc_sk(sk);
+
+	sock_owned_by_me(sk);
+	if (!on) {
+		sk_stop_timer(sk, &msk->keepalive_timer);
+		return;
+	}
+	if (mrc_keepalive_state(msk) && !timer_pending(&msk->keepalive_timer))
+		sk_reset_timer(sk, &msk->keepalive_timer, msk->rcv_stamp + mrc_keepidle(msk));
+}
+
+/*
+ * The keepalive timer: an idle connection whose peer said nothing for
+ * keepidle gets a probe (an ACK flagged PROBE, answered at once) every
+ * keepintvl; keepcnt unanswered probes, or the user timeout with a probe
+ * out, end it with ETIMEDOUT.  With data outstanding the RTO and the user
+ * timeout watch the peer instead.
+ */
+static void mrc_keepalive_fire(struct mrc_sock *msk)
+{
+	unsigned long idle = jiffies - msk->rcv_stamp;
+	struct sock *sk = &msk->sk;
+	bool dead;
+
+	if (!sock_flag(sk, SOCK_KEEPOPEN) || !mrc_keepalive_state(msk) ||
+	    timer_pending(&msk->keepalive_timer))
+		return;
+	if (msk->snd_una != msk->snd_nxt || msk->send_head || idle < mrc_keepidle(msk)) {
+		msk->keepalive_probes = 0;
+		sk_reset_timer(sk, &msk->keepalive_timer,
+			       jiffies + mrc_keepidle(msk) - min_t(unsigned long, idle,
+								   mrc_keepidle(msk)));
+		return;
+	}
+	/*
+	 * TCP counts probes only without a user timeout; MRC always has one
+	 * (30 s by default), so whichever ends first ends the connection.
+	 */
+	dead = msk->keepalive_probes >= mrc_keepcnt(msk) ||
+	       (msk->user_timeout_ms && msk->keepalive_probes &&
+		idle >= msecs_to_jiffies(msk->user_timeout_ms));
+	if (dead) {
+		mrc_count(msk->mn, MRC_C_CONN_TIMEOUT);
+		mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
+		mrc_done(msk, ETIMEDOUT);
+		return;
+	}
+	mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE, NULL, 0);
+	mrc_count(msk->mn, MRC_C_KEEPALIVE_PROBE);
+	if (msk->keepalive_probes < U8_MAX)
+		msk->keepalive_probes++;
+	sk_reset_timer(sk, &msk->keepalive_timer, jiffies + mrc_keepintvl(msk));
+}
+
 static void mrc_timer_common(struct mrc_sock *msk, int bit, void (*fire)(struct mrc_sock *))
 {
 	struct sock *sk = &msk->sk;
@@ -311,6 +423,13 @@ static void mrc_delack_timer(struct timer_list *t)
 	mrc_timer_common(msk, MRC_DEFER_DELACK, mrc_delack_fire);
 }
 
+static void mrc_keepalive_timer(struct timer_list *t)
+{
+	struct mrc_sock *msk = from_timer(msk, t, keepalive_timer);
+
+	mrc_timer_common(msk, MRC_DEFER_KEEPALIVE, mrc_keepalive_fire);
+}
+
 /* Runs in release_sock() with the socket still owned: may not sleep. */
 void mrc_release_cb(struct sock *sk)
 {
@@ -324,12 +443,21 @@ void mrc_release_cb(struct sock *sk)
 		mrc_delack_fire(msk);
 		__sock_put(sk);
 	}
+	if (test_and_clear_bit(MRC_DEFER_KEEPALIVE, &msk->deferred)) {
+		mrc_keepalive_fire(msk);
+		__sock_put(sk);
+	}
+	if (test_and_clear_bit(MRC_DEFER_ICMP, &msk->deferred)) {
+		mrc_icmp_deferred(msk);
+		__sock_put(sk);
+	}
 }
 
 void mrc_timers_init(struct mrc_sock *msk)
 {
 	timer_setup(&msk->rto_timer, mrc_rto_timer, 0);
 	timer_setup(&msk->delack_timer, mrc_delack_timer, 0);
+	timer_setup(&msk->keepalive_timer, mrc_keepalive_timer, 0);
 }
 
 /* Stops pending timers (a running handler sees the new state and quits). */
@@ -339,4 +467,5 @@ void mrc_timers_stop(struct mrc_sock *msk)
 	msk->rto_deferred = 0;
 	sk_stop_timer(&msk->sk, &msk->rto_timer);
 	sk_stop_timer(&msk->sk, &msk->delack_timer);
+	sk_stop_timer(&msk->sk, &msk->keepalive_timer);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/sockios.h>
+#include <linux/tcp.h>	/* glibc's struct tcp_info lacks the newer fields */
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -96,6 +97,9 @@ static int set_timeo(int fd, int opt, int ms)
 }
 
 static const int families[] = { AF_INET, AF_INET6 };
+
+/* TCP's states as TCP_INFO reports them (include/net/tcp_states.h) */
+enum { TCPS_ESTABLISHED = 1, TCPS_CLOSE_WAIT = 8, TCPS_LISTEN = 10 };
 
 /* ---------------------------------------------------------------- bind */
 
@@ -1015,7 +1019,12 @@ TEST(sockopt_unknown)
 	EXPECT_EQ(-1, get_int(fd, SOL_MRC, 99, &v));
 	EXPECT_EQ(ENOPROTOOPT, errno);
 	/* an option level that is not ours */
-	EXPECT_EQ(-1, set_int(fd, IPPROTO_TCP, 1, 1));
+	EXPECT_EQ(-1, set_int(fd, IPPROTO_IP, IP_TOS, 1));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	/* a TCP option MRC has no meaning for fails as TCP's unknown ones */
+	EXPECT_EQ(-1, set_int(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, 1));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	EXPECT_EQ(-1, get_int(fd, IPPROTO_TCP, TCP_FASTOPEN, &v));
 	EXPECT_EQ(ENOPROTOOPT, errno);
 	/* short option */
 	EXPECT_EQ(-1, setsockopt(fd, SOL_MRC, MRC_PRIORITY, &v, 2));
@@ -1201,6 +1210,199 @@ TEST(small_sndbuf_transfer)
 TEST(small_rcvbuf_transfer)
 {
 	small_buffer_transfer(_metadata, 6082, 0, 4096);
+}
+
+/* ------------------------------------------------- TCP compatibility */
+
+/* SOL_TCP options a TCP program sets, with TCP's values and errnos */
+TEST(tcp_sockopts)
+{
+	char name[32] = "";
+	socklen_t len = sizeof(name);
+	struct conn p;
+	int v = 0;
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6090, &p));
+	EXPECT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_NODELAY, 1));
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_NODELAY, &v));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_CORK, 1));
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_CORK, &v));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_CORK, 0));
+	EXPECT_EQ(0, set_int(p.a, IPPROTO_TCP, TCP_QUICKACK, 1));
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_MAXSEG, &v));
+	EXPECT_LT(500, v);
+	EXPECT_EQ(-1, set_int(p.c, IPPROTO_TCP, TCP_USER_TIMEOUT, -1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_USER_TIMEOUT, 4321));
+	EXPECT_EQ(0, get_int(p.c, SOL_MRC, MRC_USER_TIMEOUT, &v));
+	EXPECT_EQ(4321, v);
+	/* keepalive: the netns's tcp_keepalive_* until set; TCP's ranges */
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_KEEPIDLE, &v));
+	EXPECT_EQ(7200, v);
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_KEEPINTVL, &v));
+	EXPECT_EQ(75, v);
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_KEEPCNT, &v));
+	EXPECT_EQ(9, v);
+	EXPECT_EQ(-1, set_int(p.c, IPPROTO_TCP, TCP_KEEPIDLE, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_int(p.c, IPPROTO_TCP, TCP_KEEPINTVL, 32768));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_int(p.c, IPPROTO_TCP, TCP_KEEPCNT, 128));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_KEEPCNT, 3));
+	EXPECT_EQ(0, get_int(p.c, IPPROTO_TCP, TCP_KEEPCNT, &v));
+	EXPECT_EQ(3, v);
+	/* one congestion control, named "mrc" */
+	EXPECT_EQ(0, getsockopt(p.c, IPPROTO_TCP, TCP_CONGESTION, name, &len));
+	EXPECT_STREQ("mrc", name);
+	EXPECT_EQ(0, setsockopt(p.c, IPPROTO_TCP, TCP_CONGESTION, "mrc", 3));
+	EXPECT_EQ(-1, setsockopt(p.c, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5));
+	EXPECT_EQ(ENOENT, errno);
+	/* short int: EINVAL as TCP */
+	EXPECT_EQ(-1, setsockopt(p.c, IPPROTO_TCP, TCP_NODELAY, &v, 2));
+	EXPECT_EQ(EINVAL, errno);
+	close_pair(&p);
+}
+
+/* TCP_INFO is filled from MRC's own state */
+TEST(tcp_info)
+{
+	static char buf[256 << 10];
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	long got = 0;
+	struct conn p;
+	ssize_t n;
+
+	ASSERT_EQ(0, make_pair(AF_INET6, SOCK_STREAM, 6091, &p));
+	memset(&ti, 0xff, sizeof(ti));
+	ASSERT_EQ(0, getsockopt(p.l, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(TCPS_LISTEN, ti.tcpi_state);
+	ASSERT_EQ((ssize_t)sizeof(buf), send(p.c, buf, sizeof(buf), 0));
+	while (got < (long)sizeof(buf) && (n = recv(p.a, buf, sizeof(buf), 0)) > 0)
+		got += n;
+	EXPECT_EQ((long)sizeof(buf), got);
+	usleep(100000);	/* the last ACK */
+	len = sizeof(ti);
+	ASSERT_EQ(0, getsockopt(p.c, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ((socklen_t)sizeof(ti), len);
+	EXPECT_EQ(TCPS_ESTABLISHED, ti.tcpi_state);
+	EXPECT_LT(0, ti.tcpi_rtt);
+	EXPECT_LT(0, ti.tcpi_snd_cwnd);
+	EXPECT_LT(500, ti.tcpi_snd_mss);
+	EXPECT_EQ((__u64)sizeof(buf), ti.tcpi_bytes_acked);
+	EXPECT_LE((__u32)(sizeof(buf) / ti.tcpi_snd_mss), ti.tcpi_segs_out);
+	EXPECT_EQ(0, ti.tcpi_unacked);
+	EXPECT_TRUE(ti.tcpi_options & TCPI_OPT_SACK);
+	len = sizeof(ti);
+	ASSERT_EQ(0, getsockopt(p.a, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ((__u64)sizeof(buf), ti.tcpi_bytes_received);
+	close(p.c);
+	p.c = -1;
+	usleep(100000);
+	len = sizeof(ti);
+	ASSERT_EQ(0, getsockopt(p.a, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(TCPS_CLOSE_WAIT, ti.tcpi_state);
+	/* a short buffer gets the head of the struct, as TCP */
+	len = 8;
+	ASSERT_EQ(0, getsockopt(p.a, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(8, len);
+	close_pair(&p);
+}
+
+/* sendto() with an address on a connected stream ignores it, as TCP */
+TEST(sendto_connected_stream)
+{
+	struct sockaddr_in other = { .sin_family = AF_INET, .sin_port = htons(9),
+				     .sin_addr.s_addr = htonl(0x7f000002) };
+	struct conn p;
+	char b[8];
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6092, &p));
+	EXPECT_EQ(5, sendto(p.c, "hello", 5, 0, (struct sockaddr *)&other, sizeof(other)));
+	EXPECT_EQ(5, recv(p.a, b, sizeof(b), 0));
+	EXPECT_EQ(0, memcmp(b, "hello", 5));
+	close_pair(&p);
+}
+
+static unsigned long long packets_sent(int fd)
+{
+	struct mrc_info info = {};
+	socklen_t len = sizeof(info);
+
+	getsockopt(fd, SOL_MRC, MRC_INFO, &info, &len);
+	return info.packets_sent;
+}
+
+/*
+ * TCP_CORK and MSG_MORE hold small writes until the cork comes off (or the
+ * 200 ms ceiling passes), then send them as one segment.
+ */
+TEST(tcp_cork_coalesces)
+{
+	unsigned long long before;
+	struct conn p;
+	char b[512];
+	int i;
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6093, &p));
+	memset(b, 'c', sizeof(b));
+	usleep(50000);	/* the handshake's last ACK */
+	ASSERT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_CORK, 1));
+	before = packets_sent(p.c);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(100, send(p.c, b, 100, 0));
+	/* held: well inside the 200 ms ceiling nothing arrives */
+	EXPECT_EQ(0, poll_for(p.a, POLLIN, 50));
+	ASSERT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_CORK, 0));
+	EXPECT_EQ(POLLIN, poll_for(p.a, POLLIN, 2000));
+	usleep(20000);
+	EXPECT_EQ(400, recv(p.a, b, sizeof(b), MSG_DONTWAIT));
+	EXPECT_EQ(1, packets_sent(p.c) - before);
+	/* MSG_MORE: the same for one call; the next plain send releases it */
+	before = packets_sent(p.c);
+	ASSERT_EQ(100, send(p.c, b, 100, MSG_MORE));
+	EXPECT_EQ(0, poll_for(p.a, POLLIN, 50));
+	ASSERT_EQ(100, send(p.c, b, 100, 0));
+	EXPECT_EQ(POLLIN, poll_for(p.a, POLLIN, 2000));
+	usleep(20000);
+	EXPECT_EQ(200, recv(p.a, b, sizeof(b), MSG_DONTWAIT));
+	EXPECT_EQ(1, packets_sent(p.c) - before);
+	/* a cork left on: the ceiling sends it anyway */
+	ASSERT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_CORK, 1));
+	ASSERT_EQ(100, send(p.c, b, 100, 0));
+	EXPECT_EQ(POLLIN, poll_for(p.a, POLLIN, 3000));
+	EXPECT_EQ(100, recv(p.a, b, sizeof(b), MSG_DONTWAIT));
+	close_pair(&p);
+}
+
+/*
+ * SO_KEEPALIVE on an idle connection: probes go out every keepintvl after
+ * keepidle, the live peer answers them and the connection stays up.
+ */
+TEST(keepalive_probes_answered)
+{
+	long long probes = mrc_stat("KeepaliveProbes");
+	struct conn p;
+	char b[4];
+
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6094, &p));
+	ASSERT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_KEEPIDLE, 1));
+	ASSERT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_KEEPINTVL, 1));
+	ASSERT_EQ(0, set_int(p.c, IPPROTO_TCP, TCP_KEEPCNT, 1));
+	ASSERT_EQ(0, set_int(p.c, SOL_SOCKET, SO_KEEPALIVE, 1));
+	sleep(4);
+	/* keepcnt 1 and no answer would have ended it after 2 s */
+	EXPECT_LE(2, mrc_stat("KeepaliveProbes") - probes);
+	EXPECT_EQ(2, send(p.c, "ok", 2, 0));
+	EXPECT_EQ(2, recv(p.a, b, sizeof(b), 0));
+	ASSERT_EQ(0, set_int(p.c, SOL_SOCKET, SO_KEEPALIVE, 0));
+	probes = mrc_stat("KeepaliveProbes");
+	sleep(2);
+	EXPECT_EQ(probes, mrc_stat("KeepaliveProbes"));
+	close_pair(&p);
 }
 
 TEST_HARNESS_MAIN

@@ -12,6 +12,9 @@
  * bytes received in each MS interval ("tick t_ms=... bytes=..."), after
  * "start realtime=SECONDS", the wall-clock time of tick 0.
  * The sender prints "sent=N" or the errno of the failure.
+ * -K SECS (sender) turns keepalive on (TCP_KEEPIDLE and TCP_KEEPINTVL SECS,
+ * TCP_KEEPCNT 2), sends its BYTES and then waits, idle, for the connection
+ * to fail: it prints "idle error=..." (or "idle closed").
  *
  * -b (on both sides, each with -n BYTES) makes the transfer bidirectional:
  * each side sends its BYTES of the pattern (then shuts down its sending
@@ -22,6 +25,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,8 +213,30 @@ static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
 	return receive_all(fd, tick_ms, &got);
 }
 
+/* -K: keepalive on, the data sent, then idle until the connection fails */
+static int idle_until_failure(int fd)
+{
+	char b[64];
+	ssize_t n;
+
+	while ((n = recv(fd, b, sizeof(b), 0)) > 0)
+		;
+	printf("idle %s%s\n", n ? "error=" : "closed", n ? strerror(errno) : "");
+	return n ? 1 : 0;
+}
+
+static void keepalive_on(int fd, int secs)
+{
+	int on = 1, cnt = 2;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &secs, sizeof(secs));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+}
+
 static int sender(const char *host, int port, int kind, unsigned long long total,
-		  int user_timeout, int evs, int bidir, int tick_ms, double secs)
+		  int user_timeout, int evs, int bidir, int tick_ms, double secs, int keep_s)
 {
 	unsigned long long sent;
 	static unsigned char buf[1 << 16];
@@ -232,8 +258,12 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 	}
 	if (bidir)
 		return bidirectional(fd, total, tick_ms);
+	if (keep_s)
+		keepalive_on(fd, keep_s);
 	if (send_all(fd, total, secs > 0 ? mrc_now_s() + secs : 0, &sent))
 		return 1;
+	if (keep_s)
+		return idle_until_failure(fd);
 	shutdown(fd, SHUT_WR);
 	/* wait for the peer's close so that everything was delivered */
 	while (recv(fd, buf, sizeof(buf), 0) > 0)
@@ -247,11 +277,11 @@ int main(int argc, char **argv)
 {
 	unsigned long long total = 1 << 20;
 	int opt, listen_mode = 0, port = 7000, v6 = 0, kind = 'A', tick = 0, ut = 0, evs = 0;
-	int bidir = 0;
+	int bidir = 0, keep_s = 0;
 	double secs = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -265,6 +295,7 @@ int main(int argc, char **argv)
 		case 'e': evs = atoi(optarg); break;
 		case 'b': bidir = 1; break;
 		case 'd': secs = atof(optarg); break;
+		case 'K': keep_s = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;
@@ -276,5 +307,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "need -l or -c ADDR\n");
 		return 2;
 	}
-	return sender(host, port, kind, total, ut, evs, bidir, tick, secs);
+	return sender(host, port, kind, total, ut, evs, bidir, tick, secs, keep_s);
 }

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ICMP errors about packets MRC sent, as the UDP tunnel sockets receive
+ * them (encap_err_lookup/encap_err_rcv, net/ipv4/udp.c __udp4_lib_err()):
+ *
+ * - port unreachable while connecting: nothing at the peer listens on MRC's
+ *   UDP port (no module there), so the connect fails at once with
+ *   ECONNREFUSED, as TCP's does, instead of after the user timeout;
+ * - fragmentation needed / packet too big: the path MTU is lower than the
+ *   segments; new segments shrink to it (the kernel keeps the MTU per
+ *   route, not per UDP source port, so every EV to that peer learns it)
+ *   and those queued larger go out fragmented rather than lost;
+ * - anything else (host or net unreachable from a router) is a soft error,
+ *   as TCP keeps it: loss inference already retires the EVs of a dead path.
+ *
+ * An error names a connection only if its quoted MRC header carries the
+ * connection's IDs and addresses (an off-path host would have to guess the
+ * 32-bit IDs, as it would TCP's sequence numbers).  The ICMP arrives at
+ * the tunnel socket of our own UDP port: the peers' port must be the same
+ * (the default), as for VXLAN.
+ */
+#include <linux/icmp.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+
+#include "protocol.h"
+
+/* encap_err_lookup: the quoted packet is ours (the caller found our port) */
+int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb)
+{
+	return 0;
+}
+
+/* Whether the quoted packet (@iph its IP header) went from @msk to its peer. */
+static bool mrc_icmp_matches(const struct mrc_sock *msk, const void *iph,
+			     const struct mrchdr *h)
+{
+	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED ||
+	    msk->state == MRC_STATE_LISTEN)
+		return false;
+	if (h->dst_id && ntohl(h->dst_id) != msk->remote_id)
+		return false;
+	if (msk->family == AF_INET)
+		return ((const struct iphdr *)iph)->daddr == msk->remote.v4.sin_addr.s_addr &&
+		       ((const struct iphdr *)iph)->saddr == msk->local.v4.sin_addr.s_addr;
+	return ipv6_addr_equal(&((const struct ipv6hdr *)iph)->daddr,
+			       &msk->remote.v6.sin6_addr) &&
+	       ipv6_addr_equal(&((const struct ipv6hdr *)iph)->saddr, &msk->local.v6.sin6_addr);
+}
+
+/**
+ * mrc_pmtu_lower() - shrink new segments to a path MTU an ICMP reported
+ * @msk: connection (socket lock held or owned)
+ * @mtu: the path MTU, bytes of IP packet
+ *
+ * Reports below the protocol's minimum MTU (576 for IPv4, 1280 for IPv6)
+ * count as that minimum, as TCP ignores absurd ones.
+ */
+static void mrc_pmtu_lower(struct mrc_sock *msk, u32 mtu)
+{
+	u32 overhead = sizeof(struct udphdr) + sizeof(struct mrchdr);
+
+	if (msk->family == AF_INET) {
+		overhead += sizeof(struct iphdr);
+		mtu = max(mtu, 576U);
+	} else {
+		overhead += sizeof(struct ipv6hdr);
+		mtu = max_t(u32, mtu, IPV6_MIN_MTU);
+	}
+	if (mtu - overhead < msk->mss)
+		msk->mss = mtu - overhead;
+}
+
+/**
+ * mrc_icmp_apply() - act on an ICMP error for @msk
+ * @msk: connection (socket lock held or owned)
+ * @err: errno the ICMP maps to (icmp_err_convert, icmpv6_err_convert)
+ * @mtu: for EMSGSIZE, the reported path MTU
+ */
+static void mrc_icmp_apply(struct mrc_sock *msk, int err, u32 mtu)
+{
+	struct sock *sk = &msk->sk;
+
+	if (err == EMSGSIZE) {
+		mrc_count(msk->mn, MRC_C_RX_ICMP_FRAG);
+		mrc_pmtu_lower(msk, mtu);
+		return;
+	}
+	mrc_count(msk->mn, MRC_C_RX_ICMP_UNREACH);
+	if (msk->state == MRC_STATE_SYN_SENT && (err == ECONNREFUSED || err == ENOPROTOOPT)) {
+		mrc_done(msk, ECONNREFUSED);
+		return;
+	}
+	WRITE_ONCE(sk->sk_err_soft, err);
+}
+
+/* release_cb: an ICMP error that came while the user owned the socket */
+void mrc_icmp_deferred(struct mrc_sock *msk)
+{
+	int err = msk->icmp_err;
+
+	msk->icmp_err = 0;
+	if (err)
+		mrc_icmp_apply(msk, err, msk->icmp_mtu);
+}
+
+/**
+ * mrc_udp_err_rcv() - encap_err_rcv of the tunnel sockets
+ * @usk: the UDP tunnel socket
+ * @skb: the ICMP, data at the quoted IP header
+ * @err: errno the ICMP maps to
+ * @port: the quoted packet's UDP destination port
+ * @info: for "fragmentation needed" / "packet too big", the MTU
+ * @payload: the quoted packet after its UDP header
+ *
+ * Context: softirq, rcu_read_lock held.
+ */
+void mrc_udp_err_rcv(struct sock *usk, struct sk_buff *skb, int err, __be16 port, u32 info,
+		     u8 *payload)
+{
+	struct mrc_net *mn = rcu_dereference_sk_user_data(usk);
+	const struct mrchdr *h;
+	struct mrc_sock *msk;
+	struct mrchdr buf;
+	struct sock *sk;
+
+	if (!mn || !err)
+		return;
+	h = skb_header_pointer(skb, payload - skb->data, sizeof(buf), &buf);
+	if (!h || h->version != MRC_VERSION || !h->src_id)
+		return;
+	msk = mrc_lookup_conn(mn, ntohl(h->src_id));
+	if (!msk || !refcount_inc_not_zero(&msk->sk.sk_refcnt))
+		return;
+	sk = &msk->sk;
+	bh_lock_sock(sk);
+	if (mrc_icmp_matches(msk, skb->data, h)) {
+		if (!sock_owned_by_user(sk)) {
+			mrc_icmp_apply(msk, err, info);
+		} else {
+			/* the latest error wins, as TCP's sk_err_soft */
+			msk->icmp_err = err;
+			msk->icmp_mtu = info;
+			if (!test_and_set_bit(MRC_DEFER_ICMP, &msk->deferred))
+				sock_hold(sk);	/* dropped in mrc_release_cb */
+		}
+	}
+	bh_unlock_sock(sk);
+	sock_put(sk);
+}
