@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The control plane: the "mrc" generic netlink family through mrcctl and the
 # kernel's own ynl cli.py.  Config round trips and range checks, privilege,
-# connection and path dumps, EV policies, counters, events on a blackholed
-# spine, JSON output, and a UDP port change used by new connections.
+# connection and path dumps, EV policies, counters, Prometheus output (checked
+# by promtool), events on a blackholed spine, JSON output, and a UDP port
+# change used by new connections.
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
 trap 'kill $(jobs -p) 2>/dev/null; ip netns del mrc-cfg 2>/dev/null; fabric_down' EXIT
@@ -17,7 +18,7 @@ mrcctl() { "$MRCCTL" "$@"; }
 # ok CMD...: one TAP line named after the command's description in $DESC
 check() { tap_result $(( $1 == 0 )) "$2"; }
 
-tap_plan 42
+tap_plan 45
 [ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
 fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
 ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
@@ -156,6 +157,40 @@ echo "# TxPackets absolute $abs then $abs2, delta over 1 s $delta"
 [ "${abs:-0}" -gt 0 ] && [ "${delta:-0}" -gt 0 ] && [ "$delta" -lt "$abs2" ]
 check $? "stats: absolute counters and nstat-like deltas"
 unset MRCCTL_HISTORY
+
+# --- -o prometheus: the node exporter's textfile format --------------------
+# One promtool run over the three outputs (their families are distinct):
+# each start is slow under emulation.  Lint problems count as failures too.
+if command -v promtool > /dev/null; then
+	mrcctl -n $NS_A stats -o prometheus > "$out/stats.prom" &&
+		mrcctl -n $NS_A paths -o prometheus > "$out/paths.prom" &&
+		mrcctl -n $NS_A conn show -o prometheus > "$out/conn.prom"
+	rc=$?
+	cat "$out/stats.prom" "$out/paths.prom" "$out/conn.prom" |
+		promtool check metrics > "$out/promtool" 2>&1
+	prc=$?
+	for f in stats paths conn; do
+		grep -m 1 -B 2 -E '^mrc_(tx_packets_total|path_sent_packets_total|conn_sent_bytes)' \
+			"$out/$f.prom" | sed "s/^/# $f: /"
+	done
+	sed 's/^/# promtool: /' "$out/promtool"
+	[ $rc -eq 0 ] && [ $prc -eq 0 ] && [ ! -s "$out/promtool" ] &&
+		[ -s "$out/paths.prom" ] && [ -s "$out/conn.prom" ]
+	check $? "stats, paths and conn show -o prometheus pass promtool check metrics, no lint"
+	grep -Eq "^mrc_tx_packets_total\\{netns=\"$NS_A\"\\} [1-9]" "$out/stats.prom" &&
+		grep -Eq "^mrc_path_sent_packets_total\\{netns=\"$NS_A\",peer=\"$B4\",port=\"[0-9]+\"\\} [1-9]" \
+			"$out/paths.prom"
+	check $? "-o prometheus: TxPackets and a path's sent packets (netns, peer, port) non-zero"
+else
+	tap_skip "stats, paths and conn show -o prometheus pass promtool check metrics" \
+		"promtool not installed"
+	tap_skip "-o prometheus: TxPackets and a path's sent packets non-zero" \
+		"promtool not installed"
+fi
+err=$(mrcctl -n $NS_A stats -o yaml 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 1 ] && grep -q 'unknown output format "yaml"' <<< "$err"
+check $? "an unknown -o format is a usage error (rc $rc): $err"
 
 # --- events: a blackholed spine retires EVs, healing re-admits them --------
 mrcctl -n $NS_A -j monitor > "$out/mon.json" 2>&1 &

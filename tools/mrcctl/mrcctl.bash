@@ -12,7 +12,7 @@ _mrcctl()
 	# skip the global options to find the object
 	for ((i = 1; i < cword; i++)); do
 		case "${words[i]}" in
-		-n | -netns | --netns) ((i++)) ;;
+		-n | -netns | --netns | -o | -output | --output) ((i++)) ;;
 		-*) ;;
 		*) obj=${words[i]}; break ;;
 		esac
@@ -22,8 +22,12 @@ _mrcctl()
 		COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | awk '{print $1}')" -- "$cur"))
 		return
 	fi
+	if [[ $prev == @(-o|-output|--output) ]]; then
+		COMPREPLY=($(compgen -W "text json prometheus" -- "$cur"))
+		return
+	fi
 	if [[ -z $obj ]]; then
-		COMPREPLY=($(compgen -W "-j -p -n -h -V info config conn paths policy stats monitor help" -- "$cur"))
+		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy stats monitor help" -- "$cur"))
 		return
 	fi
 	n=$((cword - i))
@@ -38,10 +42,10 @@ _mrcctl()
 		fi
 		;;
 	conn)
-		COMPREPLY=($(compgen -W "show -e evs id" -- "$cur"))
+		COMPREPLY=($(compgen -W "show -e evs id -o" -- "$cur"))
 		;;
 	paths)
-		((n == 1)) && COMPREPLY=($(compgen -W "show" -- "$cur"))
+		((n == 1)) && COMPREPLY=($(compgen -W "show -o" -- "$cur"))
 		;;
 	policy)
 		if ((n == 1)); then
@@ -55,7 +59,7 @@ _mrcctl()
 		fi
 		;;
 	stats)
-		COMPREPLY=($(compgen -W "-a -z -s -r" -- "$cur"))
+		COMPREPLY=($(compgen -W "-a -z -s -r -o" -- "$cur"))
 		;;
 	monitor)
 		COMPREPLY=($(compgen -W "-t count" -- "$cur"))

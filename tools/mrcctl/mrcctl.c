@@ -9,6 +9,7 @@
  * See mrcctl.8.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,7 +42,7 @@
 #define EXIT_KERNEL	2
 
 static const char *prog = "mrcctl";
-static bool json, pretty;
+static bool json, pretty, prom;
 static const char *netns;
 
 /* ---- output helpers ----------------------------------------------------- */
@@ -556,7 +557,166 @@ static const char *const ev_state_names[] = {
 	[MRC_EV_ACTIVE] = "active", [MRC_EV_RETIRED] = "retired", [MRC_EV_FREE] = "free",
 };
 
-#define NAME_OF(tbl, v) ((v) < sizeof(tbl) / sizeof(tbl[0]) && tbl[v] ? tbl[v] : "unknown")
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NAME_OF(tbl, v) ((v) < ARRAY_SIZE(tbl) && tbl[v] ? tbl[v] : "unknown")
+
+/* ---- prometheus -------------------------------------------------------- */
+
+/*
+ * The Prometheus text exposition format 0.0.4 (-o prometheus), for the node
+ * exporter's textfile collector.  The samples of one family must be
+ * contiguous, so a dump is collected into rows first and printed one family
+ * at a time.
+ */
+enum prom_type { P_NONE, P_GAUGE, P_COUNTER };
+
+static const char *const prom_type_names[] = {
+	[P_GAUGE] = "gauge", [P_COUNTER] = "counter",
+};
+
+/* A numeric attribute: its JSON key and its metric (P_NONE: not exported) */
+struct field {
+	uint16_t attr;
+	const char *key;
+	enum prom_type type;
+	const char *metric;	/* after "mrc_" */
+	const char *help;
+};
+
+struct prom_row {
+	char labels[320];	/* name="value",... escaped */
+	uint64_t v[TB_MAX];	/* by attribute type */
+};
+
+static struct prom_row *prom_rows;
+static size_t prom_n, prom_cap;
+
+/* HELP text escapes backslash and newline; label values also the quote. */
+static size_t prom_escape(char *buf, size_t len, const char *s, bool label)
+{
+	size_t n = 0;
+
+	for (; *s && n + 3 < len; s++) {
+		if (*s == '\\' || (*s == '"' && label))
+			buf[n++] = '\\';
+		if (*s == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else {
+			buf[n++] = *s;
+		}
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* Appends name="value" to the label list in @buf. */
+static void prom_label(char *buf, size_t len, const char *name, const char *value)
+{
+	size_t n = strlen(buf);
+	int w;
+
+	w = snprintf(buf + n, len - n, "%s%s=\"", n ? "," : "", name);
+	if (w < 0 || (size_t)w >= len - n - 1)
+		return;
+	n += w;
+	n += prom_escape(buf + n, len - n - 1, value, true);
+	buf[n++] = '"';
+	buf[n] = 0;
+}
+
+/* The labels every sample carries: the namespace mrcctl was pointed at */
+static void prom_base_labels(char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (netns)
+		prom_label(buf, len, "netns", netns);
+}
+
+static void prom_family(const char *metric, enum prom_type type, const char *help)
+{
+	char h[512];
+
+	prom_escape(h, sizeof(h), help, false);
+	printf("# HELP mrc_%s %s\n# TYPE mrc_%s %s\n", metric, h, metric,
+	       prom_type_names[type]);
+}
+
+/* Microsecond attributes ("srtt-us", "srtt_us") are exported in seconds. */
+static bool is_usec(const char *key)
+{
+	size_t n = strlen(key);
+
+	return n > 3 && !strcmp(key + n - 2, "us") && (key[n - 3] == '-' || key[n - 3] == '_');
+}
+
+static void prom_sample(const char *metric, const char *labels, uint64_t v, bool usec)
+{
+	printf("mrc_%s", metric);
+	if (*labels)
+		printf("{%s}", labels);
+	if (usec)
+		printf(" %" PRIu64 ".%06" PRIu64 "\n", v / 1000000, v % 1000000);
+	else
+		printf(" %" PRIu64 "\n", v);
+}
+
+/* Keeps the numbers of one reply; the caller fills in its labels. */
+static struct prom_row *prom_row_add(const struct nlattr *const *tb)
+{
+	struct prom_row *r;
+	unsigned int i;
+
+	if (prom_n == prom_cap) {
+		prom_cap = prom_cap ? 2 * prom_cap : 64;
+		prom_rows = realloc(prom_rows, prom_cap * sizeof(*prom_rows));
+		if (!prom_rows)
+			die(EXIT_KERNEL, "out of memory");
+	}
+	r = &prom_rows[prom_n++];
+	prom_base_labels(r->labels, sizeof(r->labels));
+	for (i = 0; i < TB_MAX; i++)
+		r->v[i] = get_uint(tb[i]);
+	return r;
+}
+
+/*
+ * A state as a state set: one sample per possible state, 1 for the current
+ * one, so that a change of state keeps the series of the other metrics.
+ */
+static void prom_print_state(const char *metric, const char *help, uint16_t attr,
+			     const char *const *names, unsigned int n_names)
+{
+	char labels[sizeof(prom_rows->labels) + 64];
+	unsigned int s;
+	size_t i;
+
+	prom_family(metric, P_GAUGE, help);
+	for (i = 0; i < prom_n; i++) {
+		for (s = 0; s < n_names; s++) {
+			if (!names[s])
+				continue;
+			snprintf(labels, sizeof(labels), "%s", prom_rows[i].labels);
+			prom_label(labels, sizeof(labels), "state", names[s]);
+			prom_sample(metric, labels, prom_rows[i].v[attr] == s, false);
+		}
+	}
+}
+
+static void prom_print_fields(const struct field *f, unsigned int n)
+{
+	unsigned int k;
+	size_t i;
+
+	for (k = 0; k < n; k++, f++) {
+		if (f->type == P_NONE)
+			continue;
+		prom_family(f->metric, f->type, f->help);
+		for (i = 0; i < prom_n; i++)
+			prom_sample(f->metric, prom_rows[i].labels, prom_rows[i].v[f->attr],
+				    is_usec(f->key));
+	}
+}
 
 /* ---- info --------------------------------------------------------------- */
 
@@ -635,7 +795,7 @@ static const struct config_key config_keys[] = {
 	{ "delay-target-us",	MRC_A_CONFIG_DELAY_TARGET_US,	4, "" },
 };
 
-#define N_CONFIG (sizeof(config_keys) / sizeof(config_keys[0]))
+#define N_CONFIG ARRAY_SIZE(config_keys)
 
 static const char *config_attr_names[MRC_A_CONFIG_MAX + 1];
 
@@ -772,29 +932,40 @@ static void print_ev_text(const struct nlattr *nest)
 	       get_uint(tb[MRC_A_EV_CE]));
 }
 
-static const struct {
-	const char *name;
-	uint16_t type;
-} conn_num_fields[] = {
-	{ "remote-id", MRC_A_CONN_REMOTE_ID },
-	{ "udp-dport", MRC_A_CONN_UDP_DPORT },
-	{ "ev-count", MRC_A_CONN_EV_COUNT },
-	{ "cwnd", MRC_A_CONN_CWND },
-	{ "in-flight", MRC_A_CONN_IN_FLIGHT },
-	{ "snd-wnd", MRC_A_CONN_SND_WND },
-	{ "mss", MRC_A_CONN_MSS },
-	{ "srtt-us", MRC_A_CONN_SRTT_US },
-	{ "rttvar-us", MRC_A_CONN_RTTVAR_US },
-	{ "min-rtt-us", MRC_A_CONN_MIN_RTT_US },
-	{ "rto-us", MRC_A_CONN_RTO_US },
-	{ "bytes-sent", MRC_A_CONN_BYTES_SENT },
-	{ "bytes-acked", MRC_A_CONN_BYTES_ACKED },
-	{ "bytes-received", MRC_A_CONN_BYTES_RECEIVED },
-	{ "packets-sent", MRC_A_CONN_PACKETS_SENT },
-	{ "packets-received", MRC_A_CONN_PACKETS_RECEIVED },
-	{ "retransmits", MRC_A_CONN_RETRANSMITS },
-	{ "packets-lost", MRC_A_CONN_PACKETS_LOST },
-	{ "rto-events", MRC_A_CONN_RTO_EVENTS },
+/* Connection IDs authenticate packets: they are no metric (nor a label). */
+static const struct field conn_num_fields[] = {
+	{ MRC_A_CONN_REMOTE_ID, "remote-id", P_NONE, NULL, NULL },
+	{ MRC_A_CONN_UDP_DPORT, "udp-dport", P_NONE, NULL, NULL },
+	{ MRC_A_CONN_EV_COUNT, "ev-count", P_GAUGE, "conn_evs_wanted",
+	  "Active entropy values (UDP source ports) the connection wants" },
+	{ MRC_A_CONN_CWND, "cwnd", P_GAUGE, "conn_cwnd_packets", "Congestion window" },
+	{ MRC_A_CONN_IN_FLIGHT, "in-flight", P_GAUGE, "conn_in_flight_packets",
+	  "Packets sent, not acknowledged and not lost" },
+	{ MRC_A_CONN_SND_WND, "snd-wnd", P_GAUGE, "conn_send_window_bytes",
+	  "The peer's advertised receive window" },
+	{ MRC_A_CONN_MSS, "mss", P_GAUGE, "conn_mss_bytes", "Largest payload of a packet" },
+	{ MRC_A_CONN_SRTT_US, "srtt-us", P_GAUGE, "conn_srtt_seconds", "Smoothed round-trip time" },
+	{ MRC_A_CONN_RTTVAR_US, "rttvar-us", P_GAUGE, "conn_rttvar_seconds",
+	  "Round-trip time variation" },
+	{ MRC_A_CONN_MIN_RTT_US, "min-rtt-us", P_GAUGE, "conn_min_rtt_seconds",
+	  "Smallest round-trip time seen" },
+	{ MRC_A_CONN_RTO_US, "rto-us", P_GAUGE, "conn_rto_seconds", "Retransmission timeout" },
+	{ MRC_A_CONN_BYTES_SENT, "bytes-sent", P_COUNTER, "conn_sent_bytes_total",
+	  "Bytes the application wrote to the connection" },
+	{ MRC_A_CONN_BYTES_ACKED, "bytes-acked", P_COUNTER, "conn_acked_bytes_total",
+	  "Payload bytes acknowledged by the peer" },
+	{ MRC_A_CONN_BYTES_RECEIVED, "bytes-received", P_COUNTER, "conn_received_bytes_total",
+	  "Payload bytes received" },
+	{ MRC_A_CONN_PACKETS_SENT, "packets-sent", P_COUNTER, "conn_sent_packets_total",
+	  "Packets sent" },
+	{ MRC_A_CONN_PACKETS_RECEIVED, "packets-received", P_COUNTER,
+	  "conn_received_packets_total", "Packets received" },
+	{ MRC_A_CONN_RETRANSMITS, "retransmits", P_COUNTER, "conn_retransmits_total",
+	  "Packets retransmitted" },
+	{ MRC_A_CONN_PACKETS_LOST, "packets-lost", P_COUNTER, "conn_lost_packets_total",
+	  "Packets inferred lost" },
+	{ MRC_A_CONN_RTO_EVENTS, "rto-events", P_COUNTER, "conn_rto_expired_total",
+	  "Retransmission timeouts that expired" },
 };
 
 static int conn_cb(const struct nlmsghdr *nlh, void *data)
@@ -809,6 +980,20 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 	parse_msg(nlh, tb);
 	o->any = true;
 	state = NAME_OF(state_names, get_uint(tb[MRC_A_CONN_STATE]));
+	if (prom) {
+		struct prom_row *r = prom_row_add(tb);
+		char port[8];
+
+		prom_label(r->labels, sizeof(r->labels), "local_addr",
+			   get_addr(tb[MRC_A_CONN_LOCAL_ADDR], lb, sizeof(lb)));
+		snprintf(port, sizeof(port), "%u", (unsigned int)r->v[MRC_A_CONN_LOCAL_PORT]);
+		prom_label(r->labels, sizeof(r->labels), "local_port", port);
+		prom_label(r->labels, sizeof(r->labels), "remote_addr",
+			   get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)));
+		snprintf(port, sizeof(port), "%u", (unsigned int)r->v[MRC_A_CONN_REMOTE_PORT]);
+		prom_label(r->labels, sizeof(r->labels), "remote_port", port);
+		return 0;
+	}
 	if (json) {
 		jobj(NULL);
 		ju64("local_id", get_uint(tb[MRC_A_CONN_LOCAL_ID]));
@@ -818,9 +1003,9 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 		jstr("remote_addr", get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)));
 		ju64("remote_port", get_uint(tb[MRC_A_CONN_REMOTE_PORT]));
 		jstr("state", state);
-		for (i = 0; i < sizeof(conn_num_fields) / sizeof(conn_num_fields[0]); i++)
-			ju64(jname(conn_num_fields[i].name),
-			     get_uint(tb[conn_num_fields[i].type]));
+		for (i = 0; i < ARRAY_SIZE(conn_num_fields); i++)
+			ju64(jname(conn_num_fields[i].key),
+			     get_uint(tb[conn_num_fields[i].attr]));
 		if (o->evs) {
 			jarr("evs");
 			mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
@@ -896,6 +1081,8 @@ static int cmd_conn(int argc, char **argv)
 			usage_error("unknown conn show argument \"%s\"", argv[0]);
 		}
 	}
+	if (prom && o.evs)
+		usage_error("conn show -e has no prometheus output (paths has the EVs)");
 	if (json)
 		jarr(NULL);
 	if (have_id) {
@@ -907,6 +1094,11 @@ static int cmd_conn(int argc, char **argv)
 	talk(nlh, conn_cb, &o);
 	if (json)
 		jarr_end();
+	if (prom) {
+		prom_print_state("conn_state", "Connection state (1 for the current one)",
+				 MRC_A_CONN_STATE, state_names, ARRAY_SIZE(state_names));
+		prom_print_fields(conn_num_fields, ARRAY_SIZE(conn_num_fields));
+	}
 	return 0;
 }
 
@@ -917,12 +1109,35 @@ struct paths_state {
 	unsigned int rows;
 };
 
+static const struct field path_fields[] = {
+	{ MRC_A_PATH_CONNS, "conns", P_GAUGE, "path_conns",
+	  "Connections using this source port toward this peer" },
+	{ MRC_A_PATH_RETIRED, "retired", P_GAUGE, "path_retired_conns",
+	  "Connections that have this source port retired" },
+	{ MRC_A_PATH_SRTT_US, "srtt_us", P_GAUGE, "path_srtt_seconds",
+	  "Mean smoothed round-trip time over the connections with a sample" },
+	{ MRC_A_PATH_MIN_RTT_US, "min_rtt_us", P_GAUGE, "path_min_rtt_seconds",
+	  "Smallest round-trip time seen on this path" },
+	{ MRC_A_PATH_IN_FLIGHT, "in_flight", P_GAUGE, "path_in_flight_packets",
+	  "Packets sent on this path, not acknowledged and not lost" },
+	/* sums over the open connections: a close is seen as a counter reset */
+	{ MRC_A_PATH_SENT, "sent", P_COUNTER, "path_sent_packets_total",
+	  "Packets sent on this path by the open connections" },
+	{ MRC_A_PATH_DELIVERED, "delivered", P_COUNTER, "path_delivered_packets_total",
+	  "Packets sent on this path and acknowledged, of the open connections" },
+	{ MRC_A_PATH_LOST, "lost", P_COUNTER, "path_lost_packets_total",
+	  "Packets sent on this path and inferred lost, of the open connections" },
+	{ MRC_A_PATH_CE, "ce", P_COUNTER, "path_ce_marked_packets_total",
+	  "Packets sent on this path that arrived ECN CE-marked, of the open connections" },
+};
+
 static int path_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct paths_state *s = data;
 	const struct nlattr *tb[TB_MAX];
 	char pb[INET6_ADDRSTRLEN];
 	uint64_t sent, lost;
+	unsigned int i;
 	double loss;
 
 	parse_msg(nlh, tb);
@@ -931,21 +1146,23 @@ static int path_cb(const struct nlmsghdr *nlh, void *data)
 	lost = get_uint(tb[MRC_A_PATH_LOST]);
 	loss = sent ? 100.0 * lost / sent : 0;
 	s->rows++;
+	if (prom) {
+		struct prom_row *r = prom_row_add(tb);
+		char port[8];
+
+		prom_label(r->labels, sizeof(r->labels), "peer", pb);
+		snprintf(port, sizeof(port), "%u", (unsigned int)r->v[MRC_A_PATH_PORT]);
+		prom_label(r->labels, sizeof(r->labels), "port", port);
+		return 0;
+	}
 	if (json) {
 		jobj(NULL);
 		jstr("peer", pb);
 		ju64("port", get_uint(tb[MRC_A_PATH_PORT]));
 		jstr("state", NAME_OF(ev_state_names, get_uint(tb[MRC_A_PATH_STATE])));
-		ju64("conns", get_uint(tb[MRC_A_PATH_CONNS]));
-		ju64("retired", get_uint(tb[MRC_A_PATH_RETIRED]));
-		ju64("srtt_us", get_uint(tb[MRC_A_PATH_SRTT_US]));
-		ju64("min_rtt_us", get_uint(tb[MRC_A_PATH_MIN_RTT_US]));
-		ju64("in_flight", get_uint(tb[MRC_A_PATH_IN_FLIGHT]));
-		ju64("sent", sent);
-		ju64("delivered", get_uint(tb[MRC_A_PATH_DELIVERED]));
-		ju64("lost", lost);
+		for (i = 0; i < ARRAY_SIZE(path_fields); i++)
+			ju64(path_fields[i].key, get_uint(tb[path_fields[i].attr]));
 		jdbl("loss_pct", loss);
-		ju64("ce", get_uint(tb[MRC_A_PATH_CE]));
 		jobj_end();
 		return 0;
 	}
@@ -992,6 +1209,12 @@ static int cmd_paths(int argc, char **argv)
 	talk(nlh, path_cb, &s);
 	if (json)
 		jarr_end();
+	if (prom) {
+		prom_print_state("path_state",
+				 "Source port state toward the peer, retired if any connection has it retired (1 for the current one)",
+				 MRC_A_PATH_STATE, ev_state_names, ARRAY_SIZE(ev_state_names));
+		prom_print_fields(path_fields, ARRAY_SIZE(path_fields));
+	}
 	return 0;
 }
 
@@ -1178,6 +1401,85 @@ struct counters {
 	struct counter c[MAX_COUNTERS];
 };
 
+/* What the kernel's counters (net/mrc/protocol.h enum mrc_counter) count */
+static const struct {
+	const char *name, *help;
+} counter_help[] = {
+	{ "RxPackets", "UDP packets received on the tunnel sockets, dropped ones included" },
+	{ "TxPackets", "Packets handed to the UDP tunnel" },
+	{ "RxDropShort", "Received packets dropped: shorter than the header" },
+	{ "RxDropVersion", "Received packets dropped: unknown protocol version" },
+	{ "RxDropType", "Received packets dropped: unknown packet type" },
+	{ "RxDropLength", "Received packets dropped: header length disagrees with the packet" },
+	{ "RxDropNoConnection", "Received packets dropped: no connection or listener" },
+	{ "RxDropBadId", "Received packets dropped: IDs or addresses do not match the connection" },
+	{ "RxDropBadCookie", "Received packets dropped: forged or stale handshake cookie" },
+	{ "RxDropOutOfWindow", "Received packets dropped: PSN or ACK outside the window" },
+	{ "RxDropRcvbuf", "Received packets dropped: receive buffer full" },
+	{ "RxDropBacklog", "Received packets dropped: socket backlog full" },
+	{ "RxDropAcceptQueue", "Received packets dropped: listen backlog full" },
+	{ "RxDuplicate", "Duplicate data packets received" },
+	{ "TxRst", "RSTs sent" },
+	{ "RstRateLimited", "RSTs not sent because of the rate limit" },
+	{ "Retransmits", "Packets retransmitted" },
+	{ "FastRetransmits", "Fast retransmissions (losses inferred from SACKs or reordering)" },
+	{ "RtoExpired", "Retransmission timeouts that expired" },
+	{ "ConnOpened", "Connections opened actively (connect)" },
+	{ "ConnAccepted", "Connections accepted by listeners" },
+	{ "ConnReset", "Connections reset by the peer" },
+	{ "ConnTimeout", "Connections that timed out" },
+	{ "TxErrors", "Packets the UDP tunnel could not send" },
+	{ "EvRetired", "Entropy values (UDP source ports) retired after losses" },
+	{ "EvReadmitted", "Retired entropy values re-admitted after a probe got through" },
+	{ "EvProbes", "Probes sent on retired entropy values" },
+	{ "SpuriousRetransmits", "Retransmitted packets that turned out duplicates" },
+	{ "RxCeMarked", "Packets received with an ECN CE mark" },
+	{ "TxRedundant", "Extra copies of urgent packets sent (redundancy)" },
+	{ "RxDropMemory", "Received packets dropped: protocol memory pool exhausted" },
+	{ "MemPressure", "Times MRC entered memory pressure" },
+	{ "MemForced", "Segments queued beyond the memory pool's limit" },
+	{ "OrphanOverflow", "Closes aborted because net.mrc.max_orphans was reached" },
+	{ "OrphanFinTimeout", "Closed sockets that ended waiting for the peer's FIN" },
+	{ "SpuriousRto", "Retransmission timeouts whose packets had arrived (window restored)" },
+};
+
+/* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
+static const char *counter_metric(const char *name)
+{
+	static char buf[96];
+	size_t i, n = 0;
+
+	for (i = 0; name[i] && n < sizeof(buf) - 8; i++) {
+		unsigned char c = name[i];
+
+		if (isupper(c) && i &&
+		    (!isupper((unsigned char)name[i - 1]) ||
+		     islower((unsigned char)name[i + 1])))
+			buf[n++] = '_';
+		buf[n++] = isalnum(c) ? tolower(c) : '_';
+	}
+	snprintf(buf + n, sizeof(buf) - n, "_total");
+	return buf;
+}
+
+static void prom_counter(const char *name, uint64_t v)
+{
+	const char *help = NULL, *metric = counter_metric(name);
+	char labels[128], h[96];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(counter_help); i++)
+		if (!strcmp(counter_help[i].name, name))
+			help = counter_help[i].help;
+	if (!help) {		/* a counter newer than this mrcctl */
+		snprintf(h, sizeof(h), "MRC counter %s", name);
+		help = h;
+	}
+	prom_family(metric, P_COUNTER, help);
+	prom_base_labels(labels, sizeof(labels));
+	prom_sample(metric, labels, v, false);
+}
+
 static int stats_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct counters *cs = data;
@@ -1247,6 +1549,13 @@ static int cmd_stats(int argc, char **argv)
 		else
 			usage_error("unknown stats argument \"%s\"", argv[0]);
 	}
+	if (prom) {		/* a scrape: every counter, as it is, history untouched */
+		if (reset)
+			usage_error("stats -r has no prometheus output");
+		absolute = true;
+		zeros = true;
+		update = false;
+	}
 	talk(req(MRC_CMD_STATS_GET, NLM_F_ACK, NULL, 0), stats_cb, &now);
 
 	history_path(path, sizeof(path));
@@ -1284,7 +1593,9 @@ static int cmd_stats(int argc, char **argv)
 			v = v >= old ? v - old : v;
 		if (!v && !zeros)
 			continue;
-		if (json)
+		if (prom)
+			prom_counter(now.c[i].name, v);
+		else if (json)
 			ju64(now.c[i].name, v);
 		else
 			printf("%-28s %" PRIu64 "\n", now.c[i].name, v);
@@ -1426,11 +1737,45 @@ static int cmd_monitor(int argc, char **argv)
 
 /* ---- main --------------------------------------------------------------- */
 
+/* -o FORMAT: text (the default), json (as -j) or prometheus */
+static void set_output(const char *fmt)
+{
+	json = false;
+	prom = false;
+	if (!strcmp(fmt, "json"))
+		json = true;
+	else if (strlen(fmt) >= 4 && matches(fmt, "prometheus"))
+		prom = true;
+	else if (strcmp(fmt, "text"))
+		usage_error("unknown output format \"%s\"; use text, json or prometheus", fmt);
+}
+
+/*
+ * "-o FORMAT" may follow the object too (mrcctl stats -o prometheus): taken
+ * out of the command's arguments here, so that no command parses it.
+ */
+static int take_output_opt(int argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-o") && strcmp(argv[i], "--output")) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= argc)
+			usage_error("option \"%s\" needs a format", argv[i]);
+		set_output(argv[++i]);
+	}
+	return n;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: %s [OPTIONS] OBJECT [COMMAND [ARGS]]\n"
-		"OPTIONS := { -j[son] | -p[retty] | -n[etns] NETNS | -h[elp] | -V[ersion] }\n"
+		"OPTIONS := { -j[son] | -p[retty] | -o[utput] FORMAT | -n[etns] NETNS | -h[elp] |\n"
+		"             -V[ersion] }\n"
 		"OBJECT and COMMAND :=\n"
 		"  info\n"
 		"  config [ show ]\n"
@@ -1443,6 +1788,8 @@ static void usage(FILE *out)
 		"  policy flush\n"
 		"  stats [ -a ] [ -z ] [ -s ] [ -r ]\n"
 		"  monitor [ -t ] [ count N ]\n"
+		"FORMAT := { text | json | prometheus } (prometheus: conn show, paths, stats;\n"
+		"           -o may follow OBJECT too)\n"
 		"KEY := { udp-port | ev-count | ev-port-min | ev-port-max | retire-losses |\n"
 		"         ecn | redundancy | probe-interval-ms | min-rto-us | max-rto-us |\n"
 		"         init-cwnd | user-timeout-ms | dctcp-shift | delay-target-us }\n",
@@ -1452,15 +1799,16 @@ static void usage(FILE *out)
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	bool prom;		/* has -o prometheus */
 } cmds[] = {
-	{ "info", cmd_info },
-	{ "config", cmd_config },
-	{ "conn", cmd_conn },
-	{ "connections", cmd_conn },
-	{ "paths", cmd_paths },
-	{ "policy", cmd_policy },
-	{ "stats", cmd_stats },
-	{ "monitor", cmd_monitor },
+	{ "info", cmd_info, false },
+	{ "config", cmd_config, false },
+	{ "conn", cmd_conn, true },
+	{ "connections", cmd_conn, true },
+	{ "paths", cmd_paths, true },
+	{ "policy", cmd_policy, false },
+	{ "stats", cmd_stats, true },
+	{ "monitor", cmd_monitor, false },
 };
 
 int main(int argc, char **argv)
@@ -1472,6 +1820,11 @@ int main(int argc, char **argv)
 
 		if (!strcmp(o, "j") || !strcmp(o, "json")) {
 			json = true;
+		} else if (!strcmp(o, "o") || !strcmp(o, "output")) {
+			if (argc < 2)
+				usage_error("option \"%s\" needs a format", argv[0]);
+			set_output(argv[1]);
+			argc--, argv++;
 		} else if (!strcmp(o, "p") || !strcmp(o, "pretty")) {
 			pretty = true;
 		} else if (!strcmp(o, "n") || !strcmp(o, "netns")) {
@@ -1497,15 +1850,19 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (!matches(argv[0], cmds[i].name))
 			continue;
 		if (argc > 1 && !strcmp(argv[1], "help")) {
 			usage(stdout);
 			return 0;
 		}
+		argc = take_output_opt(argc - 1, argv + 1);
+		if (prom && !cmds[i].prom)
+			usage_error("%s has no prometheus output (stats, paths and conn show have)",
+				    cmds[i].name);
 		nl_open();
-		return cmds[i].fn(argc - 1, argv + 1);
+		return cmds[i].fn(argc, argv + 1);
 	}
 	usage_error("unknown object \"%s\"; try \"%s help\"", argv[0], prog);
 	return EXIT_USAGE;
