@@ -130,6 +130,10 @@ local function add_sack(tree, tvb, off, ack_psn)
 	local range = tvb(off, 8)
 	local hi, lo = tvb(off, 4):uint(), tvb(off + 4, 4):uint()
 	local sack_tree = tree:add(f.sack, range)
+	if hi == 0 and lo == 0 then
+		sack_tree:add(f.sack_count, range, 0):set_generated()
+		return 0
+	end
 	local psns, runs = {}, {}
 	local run_start
 	for i = 0, MRC_SACK_BITS do
@@ -148,9 +152,6 @@ local function add_sack(tree, tvb, off, ack_psn)
 		end
 	end
 	sack_tree:add(f.sack_count, range, #psns):set_generated()
-	if #psns == 0 then
-		return 0
-	end
 	local texts = {}
 	for _, r in ipairs(runs) do
 		local first, last = psn_add(ack_psn, 1 + r[1]), psn_add(ack_psn, 1 + r[2])
