@@ -104,6 +104,14 @@ mrc.prefs.udp_port = Pref.uint("UDP port", MRC_DEFAULT_UDP_PORT,
 
 local data_dissector = Dissector.get("data")
 
+-- The header's fields: field, offset, length
+local header_layout = {
+	{ f.version, 0, 1 }, { f.type, 1, 1 }, { f.flags, 2, 1 }, { f.priority, 3, 1 },
+	{ f.sport, 4, 2 }, { f.dport, 6, 2 }, { f.src_id, 8, 4 }, { f.dst_id, 12, 4 },
+	{ f.psn, 16, 4 }, { f.ack_psn, 20, 4 }, { f.sack, 24, 8 }, { f.tsval, 32, 4 },
+	{ f.tsecr, 36, 4 }, { f.rcv_wnd, 40, 4 }, { f.ack_ev, 44, 2 }, { f.len, 46, 2 },
+}
+
 -- Lua numbers hold 32-bit halves exactly, so bits are tested arithmetically
 -- (no bit library: Lua 5.2 and 5.4 builds of Wireshark differ in theirs).
 local function bit_set(word, i)
@@ -185,6 +193,20 @@ local function dissect(tvb, pinfo, tree)
 		if tvb:len() > 0 then
 			data_dissector:call(tvb():tvb(), pinfo, tree)
 		end
+		return
+	end
+	if tvb:len() < MRC_HDR_LEN then
+		-- cut by the capture's snap length, not malformed: what fits
+		for _, fl in ipairs(header_layout) do
+			if fl[2] + fl[3] <= tvb:len() then
+				t:add(fl[1], tvb(fl[2], fl[3]))
+			end
+		end
+		t:add(tvb(), string.format("[Header cut by the capture: %d of 48 bytes]",
+			tvb:len())):set_generated()
+		local ptype = tvb:len() >= 2 and tvb(1, 1):uint()
+		pinfo.cols.info = string.format("%s [cut by the capture]",
+			type_names[ptype] or "MRC")
 		return
 	end
 
@@ -271,8 +293,11 @@ local function dissect(tvb, pinfo, tree)
 		return
 	end
 	if ptype == T_SYNACK or ptype == T_HSACK then
-		if payload_len ~= MRC_HS_LEN or tvb:len() < MRC_HDR_LEN + MRC_HS_LEN then
+		if payload_len ~= MRC_HS_LEN then
 			li:add_proto_expert_info(e.hs_len)
+		elseif tvb:len() < MRC_HDR_LEN + MRC_HS_LEN then
+			t:add(tvb(MRC_HDR_LEN), "[Handshake cut by the capture]"):set_generated()
+			return
 		else
 			local hs = t:add(tvb(MRC_HDR_LEN, MRC_HS_LEN), "Handshake")
 			hs:add(f.hs_cookie, tvb(MRC_HDR_LEN, 8))
