@@ -119,7 +119,7 @@ local function bit_set(word, i)
 end
 
 local function psn_add(psn, n)
-	return (psn + n) % 2 ^ 32
+	return (psn + n) % 4294967296
 end
 
 local function flag_names(flags)
