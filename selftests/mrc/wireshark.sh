@@ -12,7 +12,6 @@ trap 'kill $(jobs -p) 2>/dev/null; fabric_down' EXIT
 LUA=$(cd ../../tools/wireshark && pwd)/mrc.lua
 MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
 SPINES=4
-out=$(mktemp -d)
 
 if ! command -v tshark > /dev/null || ! command -v tcpdump > /dev/null; then
 	tap_plan 1
@@ -21,6 +20,7 @@ if ! command -v tshark > /dev/null || ! command -v tcpdump > /dev/null; then
 fi
 tap_plan 14
 start=$(now)
+out=$(mktemp -d)
 
 # One tshark run, started first: it takes seconds to load in the emulated
 # VM, so it loads while the fabric comes up and then decodes as the packets
