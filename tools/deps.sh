@@ -9,7 +9,7 @@ pkgs=(
 	python3 python3-yaml python3-jsonschema
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	iproute2 iputils-ping iperf3 libmnl-dev pkg-config sparse jq
-	python3-matplotlib trinity prometheus
+	python3-matplotlib trinity prometheus tshark tcpdump
 )
 missing=()
 for p in "${pkgs[@]}"; do
@@ -20,6 +20,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	[ "$(id -u)" -eq 0 ] || { echo "deps: run as root (or install: ${missing[*]})" >&2; exit 1; }
 	export DEBIAN_FRONTEND=noninteractive
+	# tshark: no setuid dumpcap for non-root capture (the tests run as root)
+	echo "wireshark-common wireshark-common/install-setuid boolean false" |
+		debconf-set-selections 2>/dev/null || true
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

@@ -1,0 +1,349 @@
+-- SPDX-License-Identifier: GPL-2.0-only
+--
+-- Wireshark dissector for MRC, the multipath reliable connection transport
+-- of net/mrc: a 48-byte header (struct mrchdr in net/mrc/protocol.h, big
+-- endian) inside UDP, by default on port 4797.  The outer UDP source port
+-- is the packet's entropy value (EV), the field that picks its path.
+--
+--   wireshark -X lua_script:tools/wireshark/mrc.lua
+--   tshark -X lua_script:tools/wireshark/mrc.lua -r cap.pcap -Y mrc
+-- or copy it into ~/.local/lib/wireshark/plugins/.
+--
+-- Besides UDP port 4797 (a preference) a heuristic claims UDP payloads on
+-- any port that look like an MRC header: right version, known type and
+-- flags, and a len that accounts for the whole payload.
+
+local MRC_VERSION = 1
+local MRC_HDR_LEN = 48
+local MRC_HS_LEN = 16
+local MRC_SACK_BITS = 64
+local MRC_F_ALL = 0x1f
+local MRC_DEFAULT_UDP_PORT = 4797
+
+local T_SYN, T_SYNACK, T_HSACK, T_DATA, T_ACK, T_RST = 1, 2, 3, 4, 5, 6
+
+local type_names = {
+	[T_SYN] = "SYN",
+	[T_SYNACK] = "SYNACK",
+	[T_HSACK] = "HSACK",
+	[T_DATA] = "DATA",
+	[T_ACK] = "ACK",
+	[T_RST] = "RST",
+}
+
+-- flag bit, name; in the order the Info column lists them
+local flag_bits = {
+	{ 0x01, "FIN" },
+	{ 0x02, "EOR" },
+	{ 0x04, "ACKNOW" },
+	{ 0x08, "PROBE" },
+	{ 0x10, "CE" },
+}
+
+local mrc = Proto("mrc", "Multipath Reliable Connection")
+
+local f = {
+	version = ProtoField.uint8("mrc.version", "Version", base.DEC),
+	type = ProtoField.uint8("mrc.type", "Type", base.DEC, type_names),
+	flags = ProtoField.uint8("mrc.flags", "Flags", base.HEX),
+	flag_fin = ProtoField.bool("mrc.flags.fin", "FIN (last PSN of this direction)", 8, nil, 0x01),
+	flag_eor = ProtoField.bool("mrc.flags.eor", "EOR (end of a SEQPACKET message)", 8, nil, 0x02),
+	flag_acknow = ProtoField.bool("mrc.flags.acknow", "ACKNOW (acknowledge at once)", 8, nil, 0x04),
+	flag_probe = ProtoField.bool("mrc.flags.probe", "PROBE (EV probe or its answer)", 8, nil, 0x08),
+	flag_ce = ProtoField.bool("mrc.flags.ce", "CE (acknowledged data was CE-marked)", 8, nil, 0x10),
+	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0xe0),
+	priority = ProtoField.uint8("mrc.priority", "Priority", base.DEC),
+	sport = ProtoField.uint16("mrc.sport", "Source port", base.DEC),
+	dport = ProtoField.uint16("mrc.dport", "Destination port", base.DEC),
+	port = ProtoField.uint16("mrc.port", "Source or destination port", base.DEC),
+	src_id = ProtoField.uint32("mrc.src_id", "Source connection ID", base.HEX),
+	dst_id = ProtoField.uint32("mrc.dst_id", "Destination connection ID", base.HEX),
+	psn = ProtoField.uint32("mrc.psn", "PSN", base.DEC),
+	ack_psn = ProtoField.uint32("mrc.ack_psn", "ACK PSN (next expected)", base.DEC),
+	sack = ProtoField.uint64("mrc.sack", "SACK bitmap", base.HEX),
+	sack_count = ProtoField.uint8("mrc.sack.count", "PSNs selectively acknowledged", base.DEC),
+	sack_psn = ProtoField.uint32("mrc.sack.psn", "SACKed PSN", base.DEC),
+	sack_range = ProtoField.string("mrc.sack.range", "SACKed range"),
+	tsval = ProtoField.uint32("mrc.tsval", "Timestamp value (us)", base.DEC),
+	tsecr = ProtoField.uint32("mrc.tsecr", "Timestamp echo reply (us)", base.DEC),
+	rcv_wnd = ProtoField.uint32("mrc.rcv_wnd", "Receive window (bytes)", base.DEC),
+	ack_ev = ProtoField.uint16("mrc.ack_ev", "ACK EV (EV of the packet acknowledged)", base.DEC),
+	len = ProtoField.uint16("mrc.len", "Payload length", base.DEC),
+	hs_cookie = ProtoField.uint64("mrc.hs.cookie", "Cookie", base.HEX),
+	hs_slot = ProtoField.uint32("mrc.hs.slot", "Cookie time slot", base.DEC),
+	hs_mss = ProtoField.uint32("mrc.hs.mss", "MSS", base.DEC),
+	ev = ProtoField.uint16("mrc.ev", "Entropy value (UDP source port)", base.DEC),
+}
+mrc.fields = f
+
+local e = {
+	short = ProtoExpert.new("mrc.short", "MRC header shorter than 48 bytes",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	version = ProtoExpert.new("mrc.bad_version", "Unknown MRC version",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	type = ProtoExpert.new("mrc.bad_type", "Unknown MRC packet type",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	flags = ProtoExpert.new("mrc.bad_flags", "Reserved MRC flags set",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	priority = ProtoExpert.new("mrc.bad_priority", "MRC priority above 7",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	len = ProtoExpert.new("mrc.bad_len", "MRC len disagrees with the UDP payload",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	hs_len = ProtoExpert.new("mrc.bad_hs_len", "Handshake payload is not 16 bytes",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	payload = ProtoExpert.new("mrc.bad_payload", "Payload in a packet type that has none",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	ids = ProtoExpert.new("mrc.bad_ids", "Connection IDs break the rules (receiver drops it)",
+		expert.group.PROTOCOL, expert.severity.WARN),
+}
+mrc.experts = { e.short, e.version, e.type, e.flags, e.priority, e.len, e.hs_len,
+	e.payload, e.ids }
+
+mrc.prefs.udp_port = Pref.uint("UDP port", MRC_DEFAULT_UDP_PORT,
+	"UDP port of the MRC tunnel sockets (net.mrc config udp-port)")
+
+local data_dissector = Dissector.get("data")
+
+-- The header's fields: field, offset, length
+local header_layout = {
+	{ f.version, 0, 1 }, { f.type, 1, 1 }, { f.flags, 2, 1 }, { f.priority, 3, 1 },
+	{ f.sport, 4, 2 }, { f.dport, 6, 2 }, { f.src_id, 8, 4 }, { f.dst_id, 12, 4 },
+	{ f.psn, 16, 4 }, { f.ack_psn, 20, 4 }, { f.sack, 24, 8 }, { f.tsval, 32, 4 },
+	{ f.tsecr, 36, 4 }, { f.rcv_wnd, 40, 4 }, { f.ack_ev, 44, 2 }, { f.len, 46, 2 },
+}
+
+-- Lua numbers hold 32-bit halves exactly, so bits are tested arithmetically
+-- (no bit library: Lua 5.2 and 5.4 builds of Wireshark differ in theirs).
+local function bit_set(word, i)
+	return math.floor(word / 2 ^ i) % 2 == 1
+end
+
+local function psn_add(psn, n)
+	return (psn + n) % 4294967296
+end
+
+local function flag_names(flags)
+	local names = {}
+	for _, fb in ipairs(flag_bits) do
+		if math.floor(flags / fb[1]) % 2 == 1 then
+			names[#names + 1] = fb[2]
+		end
+	end
+	return names
+end
+
+-- The SACK bitmap: bit i set means PSN ack_psn + 1 + i arrived.  Adds the
+-- bitmap, then each PSN it acknowledges and the runs of them as ranges.
+local function add_sack(tree, tvb, off, ack_psn)
+	local range = tvb(off, 8)
+	local hi, lo = tvb(off, 4):uint(), tvb(off + 4, 4):uint()
+	local sack_tree = tree:add(f.sack, range)
+	if hi == 0 and lo == 0 then
+		sack_tree:add(f.sack_count, range, 0):set_generated()
+		return 0
+	end
+	local psns, runs = {}, {}
+	local run_start
+	for i = 0, MRC_SACK_BITS do
+		local set = false
+		if i < 32 then
+			set = bit_set(lo, i)
+		elseif i < 64 then
+			set = bit_set(hi, i - 32)
+		end
+		if set then
+			psns[#psns + 1] = i
+			run_start = run_start or i
+		elseif run_start then
+			runs[#runs + 1] = { run_start, i - 1 }
+			run_start = nil
+		end
+	end
+	sack_tree:add(f.sack_count, range, #psns):set_generated()
+	local texts = {}
+	for _, r in ipairs(runs) do
+		local first, last = psn_add(ack_psn, 1 + r[1]), psn_add(ack_psn, 1 + r[2])
+		local text
+		if first == last then
+			text = string.format("%u (+%d)", first, r[1] + 1)
+		else
+			text = string.format("%u-%u (+%d..+%d)", first, last, r[1] + 1, r[2] + 1)
+		end
+		sack_tree:add(f.sack_range, range, text):set_generated()
+		texts[#texts + 1] = text
+	end
+	for _, i in ipairs(psns) do
+		sack_tree:add(f.sack_psn, range, psn_add(ack_psn, 1 + i)):set_generated()
+	end
+	sack_tree:append_text(" (" .. table.concat(texts, ", ") .. ")")
+	return #psns
+end
+
+-- dissect(tvb, pinfo, tree): the whole UDP payload as one MRC packet.
+local function dissect(tvb, pinfo, tree)
+	local reported = tvb:reported_length_remaining()
+	pinfo.cols.protocol = "MRC"
+	local t = tree:add(mrc, tvb())
+	t:add(f.ev, pinfo.src_port):set_generated()
+
+	if reported < MRC_HDR_LEN then
+		t:add_proto_expert_info(e.short,
+			string.format("MRC header shorter than 48 bytes (%d)", reported))
+		pinfo.cols.info = string.format("MRC [header too short: %d bytes]", reported)
+		if tvb:len() > 0 then
+			data_dissector:call(tvb():tvb(), pinfo, tree)
+		end
+		return
+	end
+	if tvb:len() < MRC_HDR_LEN then
+		-- cut by the capture's snap length, not malformed: what fits
+		for _, fl in ipairs(header_layout) do
+			if fl[2] + fl[3] <= tvb:len() then
+				t:add(fl[1], tvb(fl[2], fl[3]))
+			end
+		end
+		t:add(tvb(), string.format("[Header cut by the capture: %d of 48 bytes]",
+			tvb:len())):set_generated()
+		local ptype = tvb:len() >= 2 and tvb(1, 1):uint()
+		pinfo.cols.info = string.format("%s [cut by the capture]",
+			type_names[ptype] or "MRC")
+		return
+	end
+
+	local version = tvb(0, 1):uint()
+	local ptype = tvb(1, 1):uint()
+	local flags = tvb(2, 1):uint()
+	local priority = tvb(3, 1):uint()
+	local sport, dport = tvb(4, 2):uint(), tvb(6, 2):uint()
+	local src_id, dst_id = tvb(8, 4):uint(), tvb(12, 4):uint()
+	local psn, ack_psn = tvb(16, 4):uint(), tvb(20, 4):uint()
+	local plen = tvb(46, 2):uint()
+	local tname = type_names[ptype] or string.format("Unknown type %d", ptype)
+
+	local vi = t:add(f.version, tvb(0, 1))
+	if version ~= MRC_VERSION then
+		vi:add_proto_expert_info(e.version)
+	end
+	local ti = t:add(f.type, tvb(1, 1))
+	if not type_names[ptype] then
+		ti:add_proto_expert_info(e.type)
+	end
+	local fi = t:add(f.flags, tvb(2, 1))
+	local names = flag_names(flags)
+	if #names > 0 then
+		fi:append_text(" (" .. table.concat(names, ", ") .. ")")
+	end
+	fi:add(f.flag_fin, tvb(2, 1))
+	fi:add(f.flag_eor, tvb(2, 1))
+	fi:add(f.flag_acknow, tvb(2, 1))
+	fi:add(f.flag_probe, tvb(2, 1))
+	fi:add(f.flag_ce, tvb(2, 1))
+	fi:add(f.flag_reserved, tvb(2, 1))
+	if flags > MRC_F_ALL then
+		fi:add_proto_expert_info(e.flags)
+	end
+	local pi = t:add(f.priority, tvb(3, 1))
+	if priority > 7 then
+		pi:add_proto_expert_info(e.priority)
+	end
+	t:add(f.sport, tvb(4, 2))
+	t:add(f.dport, tvb(6, 2))
+	t:add(f.port, tvb(4, 2)):set_hidden()
+	t:add(f.port, tvb(6, 2)):set_hidden()
+	local ii = t:add(f.src_id, tvb(8, 4))
+	t:add(f.dst_id, tvb(12, 4))
+	-- as mrc_hdr_check(): only a SYN has no receiver, only a RST no sender
+	if (ptype == T_SYN) ~= (dst_id == 0) or (src_id == 0 and ptype ~= T_RST) then
+		ii:add_proto_expert_info(e.ids)
+	end
+	t:add(f.psn, tvb(16, 4))
+	t:add(f.ack_psn, tvb(20, 4))
+	local nsack = add_sack(t, tvb, 24, ack_psn)
+	t:add(f.tsval, tvb(32, 4))
+	t:add(f.tsecr, tvb(36, 4))
+	t:add(f.rcv_wnd, tvb(40, 4))
+	t:add(f.ack_ev, tvb(44, 2))
+	local li = t:add(f.len, tvb(46, 2))
+	local payload_len = reported - MRC_HDR_LEN
+	if plen ~= payload_len then
+		li:add_proto_expert_info(e.len, string.format(
+			"MRC len %d disagrees with the UDP payload (%d bytes after the header)",
+			plen, payload_len))
+	end
+	t:set_len(MRC_HDR_LEN)
+
+	local info = string.format("%s %u \226\134\146 %u", tname, sport, dport)
+	if ptype ~= T_ACK then
+		info = info .. string.format(" PSN=%u", psn)
+	end
+	info = info .. string.format(" ACK=%u", ack_psn)
+	if nsack > 0 then
+		info = info .. string.format(" SACK=%d", nsack)
+	end
+	if ptype == T_DATA then
+		info = info .. string.format(" Len=%u", plen)
+	end
+	if #names > 0 then
+		info = info .. " [" .. table.concat(names, ", ") .. "]"
+	end
+	info = info .. string.format(" EV=%u", pinfo.src_port)
+	pinfo.cols.info = info
+
+	if payload_len <= 0 then
+		return
+	end
+	if ptype == T_SYNACK or ptype == T_HSACK then
+		if payload_len ~= MRC_HS_LEN then
+			li:add_proto_expert_info(e.hs_len)
+		elseif tvb:len() < MRC_HDR_LEN + MRC_HS_LEN then
+			t:add(tvb(MRC_HDR_LEN), "[Handshake cut by the capture]"):set_generated()
+			return
+		else
+			local hs = t:add(tvb(MRC_HDR_LEN, MRC_HS_LEN), "Handshake")
+			hs:add(f.hs_cookie, tvb(MRC_HDR_LEN, 8))
+			hs:add(f.hs_slot, tvb(MRC_HDR_LEN + 8, 4))
+			hs:add(f.hs_mss, tvb(MRC_HDR_LEN + 12, 4))
+			t:set_len(MRC_HDR_LEN + MRC_HS_LEN)
+			return
+		end
+	elseif ptype ~= T_DATA and type_names[ptype] then
+		li:add_proto_expert_info(e.payload)
+	end
+	if tvb:len() > MRC_HDR_LEN then
+		data_dissector:call(tvb(MRC_HDR_LEN):tvb(), pinfo, tree)
+	end
+end
+
+function mrc.dissector(tvb, pinfo, tree)
+	dissect(tvb, pinfo, tree)
+	return tvb:len()
+end
+
+-- An MRC header on any UDP port: version, type, flags and priority valid and
+-- len accounting for exactly the rest of the datagram.
+local function heuristic(tvb, pinfo, tree)
+	if tvb:len() < MRC_HDR_LEN then
+		return false
+	end
+	local ptype = tvb(1, 1):uint()
+	if tvb(0, 1):uint() ~= MRC_VERSION or not type_names[ptype] or
+	   tvb(2, 1):uint() > MRC_F_ALL or tvb(3, 1):uint() > 7 or
+	   tvb(46, 2):uint() ~= tvb:reported_length_remaining() - MRC_HDR_LEN then
+		return false
+	end
+	dissect(tvb, pinfo, tree)
+	return true
+end
+
+local udp_port_table = DissectorTable.get("udp.port")
+local registered_port = mrc.prefs.udp_port
+udp_port_table:add(registered_port, mrc)
+mrc:register_heuristic("udp", heuristic)
+
+function mrc.prefs_changed()
+	if registered_port ~= mrc.prefs.udp_port then
+		udp_port_table:remove(registered_port, mrc)
+		registered_port = mrc.prefs.udp_port
+		udp_port_table:add(registered_port, mrc)
+	end
+end
