@@ -178,8 +178,8 @@ static bool dest_matches(const struct sockaddr *sa, socklen_t len)
 	if (!cfg.have_prefixes)
 		return true;
 	if (sa->sa_family == AF_INET)
-		return mrc_filter_addr_matches(&cfg.filter, AF_INET,
-					       (const void *)&((const struct sockaddr_in *)sa)->sin_addr);
+		return mrc_filter_addr_matches(&cfg.filter, AF_INET, (const void *)
+					       &((const struct sockaddr_in *)sa)->sin_addr);
 	return mrc_filter_addr_matches(&cfg.filter, AF_INET6,
 				       ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
 }
@@ -297,20 +297,21 @@ static int mrc_equivalent(int level, int name)
  * setsockopt() failed with @err on AF_MRC socket @fd: translate or accept
  * the few options whose effect MRC has anyway, or return -1 with @err.
  * TCP_QUICKACK is an ACK-timing hint; IPV6_V6ONLY=1 is what AF_MRC's IPv6
- * sockets are.  IPV6_V6ONLY=0 (dual-stack) is refused: a listener that would
+ * sockets are (@domain: AF_INET6 as the program asked, 0 if not known).
+ * IPV6_V6ONLY=0 (dual-stack) is refused: a listener that would
  * silently not hear IPv4 clients is worse than an error (setsockopt() below
  * keeps such a socket on TCP before it gets here).
  */
-static int mrc_setsockopt_compat(int fd, int level, int name, const void *val, socklen_t len,
-				 int err)
+static int mrc_setsockopt_compat(int fd, int domain, int level, int name, const void *val,
+				 socklen_t len, int err)
 {
 	int mname = mrc_equivalent(level, name);
 
 	if (mname)
 		return real_setsockopt(fd, SOL_MRC, mname, val, len);
 	if ((level == IPPROTO_TCP && name == TCP_QUICKACK) ||
-	    (level == IPPROTO_IPV6 && name == IPV6_V6ONLY && len >= sizeof(int) &&
-	     *(const int *)val))
+	    (domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
+	     len >= sizeof(int) && *(const int *)val))
 		return 0;
 	errno = err;
 	return -1;
@@ -354,7 +355,8 @@ static int fd_swap(int fd, struct fdent *e, bool to_mrc, unsigned int port)
 
 		if (real_setsockopt(nfd, o->level, o->name, o->val, o->len) &&
 		    (!to_mrc || (errno != ENOPROTOOPT && errno != EOPNOTSUPP) ||
-		     mrc_setsockopt_compat(nfd, o->level, o->name, o->val, o->len, errno)))
+		     mrc_setsockopt_compat(nfd, e->domain, o->level, o->name, o->val, o->len,
+					   errno)))
 			dbg("fd %d: option %d/%d not carried over: %s", fd, o->level, o->name,
 			    strerror(errno));
 	}
@@ -398,7 +400,7 @@ static void fd_to_mrc(int fd, struct fdent *e, unsigned int port, const char *wh
 
 	if (cfg.unavailable)
 		return;
-	for (i = 0; i < e->nopts; i++) {
+	for (i = 0; i < e->nopts && e->domain == AF_INET6; i++) {
 		if (dual_stack(e->opts[i].level, e->opts[i].name, e->opts[i].val,
 			       e->opts[i].len)) {
 			stays_tcp_notice(fd);
@@ -427,8 +429,8 @@ EXPORT int socket(int domain, int type, int protocol)
 		fd = real_socket(cfg.family, type, 0);
 		if (fd >= 0) {
 			fd_track(fd, domain, type, protocol, true);
-			dbg("fd %d: %s SOCK_STREAM -> AF_MRC (socket)", fd,
-			    domain == AF_INET6 ? "AF_INET6" : "AF_INET");
+			dbg("fd %d: %s SOCK_STREAM -> AF_MRC (%s)", fd,
+			    domain == AF_INET6 ? "AF_INET6" : "AF_INET", __func__);
 			return fd;
 		}
 		if (!mrc_missing(errno))
@@ -470,7 +472,7 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	 */
 	if (ret && (errno == ECONNREFUSED || errno == EHOSTUNREACH) &&
 	    !(fcntl(fd, F_GETFL) & O_NONBLOCK)) {
-		dbg("fd %d: connect %s over MRC: %s, retrying over TCP", fd,
+		dbg("fd %d: %s %s over MRC: %s, retrying over TCP", fd, __func__,
 		    sa_str(sa, buf, sizeof(buf)), strerror(errno));
 		err = errno;
 		if (!fd_swap(fd, e, false, 0))
@@ -503,6 +505,7 @@ EXPORT int listen(int fd, int backlog)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct fdent *e;
+	unsigned int port;
 	char why[32];
 
 	lazy_init();
@@ -513,8 +516,9 @@ EXPORT int listen(int fd, int backlog)
 		if (cfg.have_ports && e->bind_len &&
 		    !getsockname(fd, (struct sockaddr *)&ss, &sl) &&
 		    mrc_filter_port_matches(&cfg.filter, sa_port((struct sockaddr *)&ss))) {
-			snprintf(why, sizeof(why), "listen port %u", sa_port((struct sockaddr *)&ss));
-			fd_to_mrc(fd, e, sa_port((struct sockaddr *)&ss), why);
+			port = sa_port((struct sockaddr *)&ss);
+			snprintf(why, sizeof(why), "%s port %u", __func__, port);
+			fd_to_mrc(fd, e, port, why);
 		}
 	}
 	return real_listen(fd, backlog);
@@ -531,12 +535,13 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	if (ret && (errno == ENOPROTOOPT || errno == EOPNOTSUPP) && (e ? e->mrc : is_mrc(fd))) {
 		err = errno;
 		/* possible only before bind(): the socket can still be TCP */
-		if (e && dual_stack(level, name, val, len) && !e->bind_len &&
-		    !fd_swap(fd, e, false, 0)) {
+		if (e && e->domain == AF_INET6 && dual_stack(level, name, val, len) &&
+		    !e->bind_len && !fd_swap(fd, e, false, 0)) {
 			stays_tcp_notice(fd);
 			ret = real_setsockopt(fd, level, name, val, len);
 		} else {
-			ret = mrc_setsockopt_compat(fd, level, name, val, len, err);
+			ret = mrc_setsockopt_compat(fd, e ? e->domain : 0, level, name, val, len,
+						    err);
 		}
 	}
 	if (!ret && e)
@@ -546,6 +551,7 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
+	struct fdent *e;
 	int ret, err, mname;
 
 	lazy_init();
@@ -560,7 +566,9 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	}
 	if (mname)
 		return real_getsockopt(fd, SOL_MRC, mname, val, len);
-	if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY && val && len && *len >= sizeof(int)) {
+	e = fd_get(fd);
+	if (e && e->domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
+	    val && len && *len >= sizeof(int)) {
 		*(int *)val = 1;
 		*len = sizeof(int);
 		return 0;
