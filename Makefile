@@ -9,7 +9,7 @@ export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 
-.PHONY: all module tools deps lint kunit vmtest selftest check demo bench clean regen regen-check
+.PHONY: all module tools install deps lint kunit vmtest selftest check demo bench clean regen regen-check
 all: module tools
 
 module:
@@ -19,7 +19,13 @@ module:
 tools:
 	$(MAKE) -C selftests/mrc
 	$(MAKE) -C tools/mrcctl
+	$(MAKE) -C tools/preload
 	$(MAKE) -C tools/bench
+
+# mrcctl and libmrc-preload.so, under $(DESTDIR)$(PREFIX) (/usr/local)
+install: tools
+	$(MAKE) -C tools/mrcctl install
+	$(MAKE) -C tools/preload install
 
 # netlink code and uapi header from Documentation/netlink/specs/mrc.yaml
 regen:
@@ -79,5 +85,6 @@ clean:
 	$(MAKE) $(KBUILD_ARGS) clean
 	$(MAKE) -C selftests/mrc clean
 	$(MAKE) -C tools/mrcctl clean
+	$(MAKE) -C tools/preload clean
 	$(MAKE) -C tools/bench clean
 	rm -rf results

@@ -9,7 +9,7 @@ pkgs=(
 	python3 python3-yaml python3-jsonschema
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	iproute2 iputils-ping iperf3 libmnl-dev pkg-config sparse jq
-	python3-matplotlib trinity prometheus tshark tcpdump
+	python3-matplotlib trinity prometheus tshark tcpdump netcat-openbsd
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -18,6 +18,19 @@ _mrcctl()
 		esac
 	done
 
+	# run: its own flags, then any command and that command's completion
+	if [[ $obj == run ]]; then
+		for ((n = i + 1; n < cword; n++)); do
+			if [[ ${words[n]} == -- ]] || [[ ${words[n]} != -* && ${words[n - 1]} != @(-p|-d|--ports|--dest) ]]; then
+				[[ ${words[n]} == -- ]] && ((n++))
+				_command_offset $n
+				return
+			fi
+		done
+		[[ $prev == @(-p|-d|--ports|--dest) ]] && return
+		COMPREPLY=($(compgen -W "-p -d -v --" -- "$cur"))
+		return
+	fi
 	if [[ $prev == @(-n|-netns|--netns) ]]; then
 		COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | awk '{print $1}')" -- "$cur"))
 		return
@@ -27,7 +40,7 @@ _mrcctl()
 		return
 	fi
 	if [[ -z $obj ]]; then
-		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy stats monitor help" -- "$cur"))
+		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy stats monitor run help" -- "$cur"))
 		return
 	fi
 	n=$((cword - i))

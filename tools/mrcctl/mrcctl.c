@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <libgen.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,8 @@
 #include <linux/netlink.h>
 #include <linux/mrc.h>
 #include <linux/mrc_netlink.h>
+
+#include "../preload/mrc_filter.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -1735,6 +1738,129 @@ static int cmd_monitor(int argc, char **argv)
 	}
 }
 
+/* ---- run: a program with libmrc-preload.so ------------------------------ */
+
+#ifndef MRC_PRELOAD_DEFAULT
+#define MRC_PRELOAD_DEFAULT "/usr/local/lib/mrc/libmrc-preload.so"
+#endif
+
+/* @path made absolute if it is readable, else NULL */
+static const char *readable(const char *path)
+{
+	static char abs[PATH_MAX];
+
+	return !access(path, R_OK) && realpath(path, abs) ? abs : NULL;
+}
+
+/*
+ * The library: $MRC_PRELOAD_LIB, next to an installed mrcctl
+ * (PREFIX/sbin/../lib/mrc), in the build tree (tools/mrcctl/../preload),
+ * then the default install path.
+ */
+static const char *preload_lib(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *env = getenv("MRC_PRELOAD_LIB"), *lib;
+	char *dir;
+	ssize_t n;
+
+	if (env && *env) {
+		lib = readable(env);
+		if (!lib)
+			die(EXIT_USAGE, "MRC_PRELOAD_LIB=%s: %s", env, strerror(errno));
+		return lib;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		dir = dirname(exe);
+		snprintf(path, sizeof(path), "%s/../lib/mrc/libmrc-preload.so", dir);
+		lib = readable(path);
+		if (lib)
+			return lib;
+		snprintf(path, sizeof(path), "%s/../preload/libmrc-preload.so", dir);
+		lib = readable(path);
+		if (lib)
+			return lib;
+	}
+	lib = readable(MRC_PRELOAD_DEFAULT);
+	if (!lib)
+		die(EXIT_USAGE, "libmrc-preload.so not found (set MRC_PRELOAD_LIB)");
+	return lib;
+}
+
+/* Appends the comma list @s to *@list, checking each entry with @one. */
+static void run_filter(char **list, const char *what, const char *s,
+		       bool (*one)(struct mrc_filter *, const char *))
+{
+	static struct mrc_filter f;	/* big: only the parse's verdict matters */
+	char *bad = mrc_filter_parse(&f, s, one), *old = *list;
+
+	if (bad)
+		usage_error("invalid %s \"%s\"", what, bad);
+	memset(&f, 0, sizeof(f));
+	if (old) {
+		if (asprintf(list, "%s,%s", old, s) < 0)
+			die(EXIT_USAGE, "out of memory");
+		free(old);
+	} else {
+		*list = strdup(s);
+	}
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	char *ports = NULL, *prefixes = NULL, *preload;
+	const char *lib, *old;
+
+	for (; argc > 0; argc--, argv++) {
+		if (!strcmp(argv[0], "--")) {
+			argc--, argv++;
+			break;
+		}
+		if (argv[0][0] != '-')
+			break;
+		if (!strcmp(argv[0], "-v") || !strcmp(argv[0], "--verbose")) {
+			setenv("MRC_PRELOAD_DEBUG", "1", 1);
+			continue;
+		}
+		if (argc < 2)
+			usage_error("option \"%s\" needs a value", argv[0]);
+		if (!strcmp(argv[0], "-p") || !strcmp(argv[0], "--ports"))
+			run_filter(&ports, "port or range", argv[1], mrc_filter_port);
+		else if (!strcmp(argv[0], "-d") || !strcmp(argv[0], "--dest"))
+			run_filter(&prefixes, "prefix", argv[1], mrc_filter_prefix);
+		else
+			usage_error("unknown run option \"%s\"", argv[0]);
+		argc--, argv++;
+	}
+	if (argc == 0)
+		usage_error("usage: %s run [ -p PORTS ] [ -d PREFIXES ] [ -v ] -- COMMAND [ ARGS ]",
+			    prog);
+
+	/* the flags are the whole filter: nothing inherited narrows it */
+	if (ports)
+		setenv("MRC_PRELOAD_PORTS", ports, 1);
+	else
+		unsetenv("MRC_PRELOAD_PORTS");
+	if (prefixes)
+		setenv("MRC_PRELOAD_PREFIXES", prefixes, 1);
+	else
+		unsetenv("MRC_PRELOAD_PREFIXES");
+	lib = preload_lib();
+	old = getenv("LD_PRELOAD");
+	if (old && *old) {
+		if (asprintf(&preload, "%s:%s", lib, old) < 0)
+			die(EXIT_USAGE, "out of memory");
+		setenv("LD_PRELOAD", preload, 1);
+	} else {
+		setenv("LD_PRELOAD", lib, 1);
+	}
+	execvp(argv[0], argv);
+	die(errno == ENOENT ? 127 : 126, "cannot run %s: %s", argv[0], strerror(errno));
+	return 126;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* -o FORMAT: text (the default), json (as -j) or prometheus */
@@ -1788,6 +1914,7 @@ static void usage(FILE *out)
 		"  policy flush\n"
 		"  stats [ -a ] [ -z ] [ -s ] [ -r ]\n"
 		"  monitor [ -t ] [ count N ]\n"
+		"  run [ -p PORTS ] [ -d PREFIXES ] [ -v ] -- COMMAND [ ARGS ]\n"
 		"FORMAT := { text | json | prometheus } (prometheus: conn show, paths, stats;\n"
 		"           -o may follow OBJECT too)\n"
 		"KEY := { udp-port | ev-count | ev-port-min | ev-port-max | retire-losses |\n"
@@ -1850,6 +1977,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* no netlink: it only sets up the environment and runs the command */
+	if (!strcmp(argv[0], "run"))
+		return cmd_run(argc - 1, argv + 1);
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (!matches(argv[0], cmds[i].name))
 			continue;

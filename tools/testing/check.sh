@@ -36,6 +36,7 @@ start=$(date +%s)
 if stage build make all; then
 	stage regen bash tools/regen.sh --check
 	stage lint bash tools/lint.sh
+	stage preload-host bash tools/testing/preload-host.sh
 	echo "### kunit ($(date +%T))"
 	bash tools/testing/kunit.sh
 	add_counts kunit "$RESULTS/kunit/counts" $?
