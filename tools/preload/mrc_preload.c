@@ -278,40 +278,19 @@ static bool is_mrc(int fd)
 }
 
 /*
- * The MRC option that means the same as TCP/IPv6 option @level/@name, or 0.
- * Only exact equivalents: TCP_NODELAY and TCP_USER_TIMEOUT (milliseconds
- * without progress, then ETIMEDOUT) have them.
- */
-static int mrc_equivalent(int level, int name)
-{
-	if (level != IPPROTO_TCP)
-		return 0;
-	if (name == TCP_NODELAY)
-		return MRC_NODELAY;
-	if (name == TCP_USER_TIMEOUT)
-		return MRC_USER_TIMEOUT;
-	return 0;
-}
-
-/*
- * setsockopt() failed with @err on AF_MRC socket @fd: translate or accept
- * the few options whose effect MRC has anyway, or return -1 with @err.
- * TCP_QUICKACK is an ACK-timing hint; IPV6_V6ONLY=1 is what AF_MRC's IPv6
- * sockets are (@domain: AF_INET6 as the program asked, 0 if not known).
+ * setsockopt() failed with @err on AF_MRC socket @fd.  The module maps the
+ * TCP options itself (net/mrc/tcp_compat.c); what is left is IPV6_V6ONLY=1,
+ * which is what AF_MRC's IPv6 sockets are (@domain: AF_INET6 as the
+ * program asked, 0 if not known): accepted, or -1 with @err.
  * IPV6_V6ONLY=0 (dual-stack) is refused: a listener that would
  * silently not hear IPv4 clients is worse than an error (setsockopt() below
  * keeps such a socket on TCP before it gets here).
  */
-static int mrc_setsockopt_compat(int fd, int domain, int level, int name, const void *val,
+static int mrc_setsockopt_compat(int domain, int level, int name, const void *val,
 				 socklen_t len, int err)
 {
-	int mname = mrc_equivalent(level, name);
-
-	if (mname)
-		return real_setsockopt(fd, SOL_MRC, mname, val, len);
-	if ((level == IPPROTO_TCP && name == TCP_QUICKACK) ||
-	    (domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
-	     len >= sizeof(int) && *(const int *)val))
+	if (domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
+	    len >= sizeof(int) && *(const int *)val)
 		return 0;
 	errno = err;
 	return -1;
@@ -355,8 +334,7 @@ static int fd_swap(int fd, struct fdent *e, bool to_mrc, unsigned int port)
 
 		if (real_setsockopt(nfd, o->level, o->name, o->val, o->len) &&
 		    (!to_mrc || (errno != ENOPROTOOPT && errno != EOPNOTSUPP) ||
-		     mrc_setsockopt_compat(nfd, e->domain, o->level, o->name, o->val, o->len,
-					   errno)))
+		     mrc_setsockopt_compat(e->domain, o->level, o->name, o->val, o->len, errno)))
 			dbg("fd %d: option %d/%d not carried over: %s", fd, o->level, o->name,
 			    strerror(errno));
 	}
@@ -540,8 +518,7 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 			stays_tcp_notice(fd);
 			ret = real_setsockopt(fd, level, name, val, len);
 		} else {
-			ret = mrc_setsockopt_compat(fd, e ? e->domain : 0, level, name, val, len,
-						    err);
+			ret = mrc_setsockopt_compat(e ? e->domain : 0, level, name, val, len, err);
 		}
 	}
 	if (!ret && e)
@@ -552,20 +529,17 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct fdent *e;
-	int ret, err, mname;
+	int ret, err;
 
 	lazy_init();
 	ret = real_getsockopt(fd, level, name, val, len);
 	if (!ret || (errno != ENOPROTOOPT && errno != EOPNOTSUPP))
 		return ret;
 	err = errno;
-	mname = mrc_equivalent(level, name);
 	if (!is_mrc(fd)) {
 		errno = err;
 		return ret;
 	}
-	if (mname)
-		return real_getsockopt(fd, SOL_MRC, mname, val, len);
 	e = fd_get(fd);
 	if (e && e->domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
 	    val && len && *len >= sizeof(int)) {
