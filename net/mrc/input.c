@@ -375,6 +375,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 		msk->in_flight--;
 		msk->stats.packets_lost++;
 		mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
+		mrc_count(msk->mn, same_path ? MRC_C_LOSS_SAME_EV : MRC_C_LOSS_RACK);
 		/*
 		 * A loss on a path that delivered later packets is congestion
 		 * (a queue dropped it); one on an EV that delivered nothing sent

@@ -55,6 +55,8 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_KEEPALIVE_PROBE]		= "KeepaliveProbes",
 	[MRC_C_RX_ICMP_UNREACH]		= "RxIcmpUnreachable",
 	[MRC_C_RX_ICMP_FRAG]		= "RxIcmpFragNeeded",
+	[MRC_C_LOSS_SAME_EV]		= "LossSameEv",
+	[MRC_C_LOSS_RACK]		= "LossRack",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -141,6 +141,8 @@ enum mrc_counter {
 	MRC_C_KEEPALIVE_PROBE,		/* keepalive probes sent (SO_KEEPALIVE) */
 	MRC_C_RX_ICMP_UNREACH,		/* ICMP unreachable for a connection's packet */
 	MRC_C_RX_ICMP_FRAG,		/* ICMP too big / fragmentation needed */
+	MRC_C_LOSS_SAME_EV,		/* losses inferred: a later packet of the EV arrived */
+	MRC_C_LOSS_RACK,		/* losses inferred: overdue past a later delivery */
 	__MRC_C_MAX,
 };
 
