@@ -56,8 +56,10 @@ static bool mrc_icmp_matches(const struct mrc_sock *msk, const void *iph,
  * @msk: connection (socket lock held or owned)
  * @mtu: the path MTU, bytes of IP packet
  *
- * Reports below the protocol's minimum MTU (576 for IPv4, 1280 for IPv6)
- * count as that minimum, as TCP ignores absurd ones.
+ * Reports below the floor the route takes them at (the netns's
+ * min_pmtu for IPv4, 1280 for IPv6) count as that floor: segments must fit
+ * what the route will carry with DF, or they are dropped here.  At least 64
+ * bytes of payload stay, as at connect (mrc_route_setup()).
  */
 static void mrc_pmtu_lower(struct mrc_sock *msk, u32 mtu)
 {
@@ -65,11 +67,12 @@ static void mrc_pmtu_lower(struct mrc_sock *msk, u32 mtu)
 
 	if (msk->family == AF_INET) {
 		overhead += sizeof(struct iphdr);
-		mtu = max(mtu, 576U);
+		mtu = max(mtu, READ_ONCE(sock_net(&msk->sk)->ipv4.ip_rt_min_pmtu));
 	} else {
 		overhead += sizeof(struct ipv6hdr);
 		mtu = max_t(u32, mtu, IPV6_MIN_MTU);
 	}
+	mtu = max(mtu, overhead + 64);
 	if (mtu - overhead < msk->mss)
 		msk->mss = mtu - overhead;
 }
@@ -97,14 +100,18 @@ static void mrc_icmp_apply(struct mrc_sock *msk, int err, u32 mtu)
 	WRITE_ONCE(sk->sk_err_soft, err);
 }
 
-/* release_cb: an ICMP error that came while the user owned the socket */
+/* release_cb: ICMP errors that came while the user owned the socket */
 void mrc_icmp_deferred(struct mrc_sock *msk)
 {
 	int err = msk->icmp_err;
+	u32 mtu = msk->icmp_mtu;
 
 	msk->icmp_err = 0;
+	msk->icmp_mtu = 0;
+	if (mtu)
+		mrc_icmp_apply(msk, EMSGSIZE, mtu);
 	if (err)
-		mrc_icmp_apply(msk, err, msk->icmp_mtu);
+		mrc_icmp_apply(msk, err, 0);
 }
 
 /**
@@ -137,13 +144,16 @@ void mrc_udp_err_rcv(struct sock *usk, struct sk_buff *skb, int err, __be16 port
 		return;
 	sk = &msk->sk;
 	bh_lock_sock(sk);
-	if (mrc_icmp_matches(msk, skb->data, h)) {
+	/* the quoted header is the tunnel socket's family (the v6 one is v6only) */
+	if (usk->sk_family == msk->family && mrc_icmp_matches(msk, skb->data, h)) {
 		if (!sock_owned_by_user(sk)) {
 			mrc_icmp_apply(msk, err, info);
 		} else {
-			/* the latest error wins, as TCP's sk_err_soft */
-			msk->icmp_err = err;
-			msk->icmp_mtu = info;
+			/* the smallest MTU, and the latest other error (sk_err_soft's way) */
+			if (err == EMSGSIZE)
+				msk->icmp_mtu = min_not_zero(msk->icmp_mtu, info);
+			else
+				msk->icmp_err = err;
 			if (!test_and_set_bit(MRC_DEFER_ICMP, &msk->deferred))
 				sock_hold(sk);	/* dropped in mrc_release_cb */
 		}

@@ -112,6 +112,8 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->keepcnt = lsk->keepcnt;
 	mrc_skb_addrs(skb, &child->local, &child->remote);
 	child->family = child->local.sa.sa_family;
+	/* an IPv4 connection of a dual-stack listener reads v4-mapped */
+	child->v4mapped = lsk->family == AF_INET6 && child->family == AF_INET;
 	child->local_id = ntohl(h->dst_id);
 	child->remote_id = ntohl(h->src_id);
 	child->rcv_nxt = ntohl(h->psn) + 1;
@@ -896,6 +898,7 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 	mrc_set_state(msk, MRC_STATE_ESTABLISHED);
 	msk->backoff = 0;
 	msk->progress_stamp = jiffies;
+	msk->rcv_stamp = jiffies;
 	sk_stop_timer(sk, &msk->rto_timer);
 	mrc_keepalive_arm(msk);
 	mrc_count(msk->mn, MRC_C_CONN_OPENED);
@@ -921,9 +924,6 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_count(msk->mn, MRC_C_RX_DROP_BADID);
 		goto drop;
 	}
-	/* the peer is alive: the keepalive timer reads this when it fires */
-	msk->rcv_stamp = jiffies;
-	msk->keepalive_probes = 0;
 	if (hdr.type == MRC_T_RST) {
 		/*
 		 * Only a RST at exactly the next expected PSN resets (RFC 5961's
@@ -959,6 +959,9 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
 		goto drop;
 	}
+	/* the peer is alive: the keepalive timer reads this when it fires */
+	msk->rcv_stamp = jiffies;
+	msk->keepalive_probes = 0;
 	if ((hdr.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == MRC_F_PROBE &&
 	    msk->state != MRC_STATE_DONE) {
 		/*

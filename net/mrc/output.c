@@ -461,6 +461,7 @@ bool mrc_tail_held(struct mrc_sock *msk, const struct sk_buff *skb)
  */
 void __mrc_push(struct mrc_sock *msk, bool flush)
 {
+	bool idle = msk->snd_una == msk->snd_nxt;
 	struct sk_buff *skb;
 
 	sock_owned_by_me(&msk->sk);
@@ -483,7 +484,12 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 		if (mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;
 	}
-	if (!skb_queue_empty(&msk->sk.sk_write_queue) && !timer_pending(&msk->rto_timer))
+	/*
+	 * From idle, the pending timer was a cork ceiling or a window probe,
+	 * not the RTO of what just went out.
+	 */
+	if (!skb_queue_empty(&msk->sk.sk_write_queue) &&
+	    (!timer_pending(&msk->rto_timer) || (idle && msk->snd_una != msk->snd_nxt)))
 		mrc_arm_rto(msk);
 }
 

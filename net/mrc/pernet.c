@@ -209,13 +209,27 @@ static bool mrc_addr_overlap(const union mrc_addr *a, const union mrc_addr *b)
 	return a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr;
 }
 
+/* An IPv6 wildcard socket that takes IPv4 too (IPV6_V6ONLY off) */
+static bool mrc_dual_any(const struct mrc_sock *msk)
+{
+	return msk->local.sa.sa_family == AF_INET6 && !msk->v6only &&
+	       ipv6_addr_any(&msk->local.v6.sin6_addr);
+}
+
+/* The local addresses of @a and @b overlap: mrc_addr_overlap(), or dual stack */
+static bool mrc_sock_overlap(const struct mrc_sock *a, const struct mrc_sock *b)
+{
+	if (a->local.sa.sa_family != b->local.sa.sa_family)
+		return mrc_dual_any(a) || mrc_dual_any(b);
+	return mrc_addr_overlap(&a->local, &b->local);
+}
+
 static bool mrc_port_conflict(struct mrc_net *mn, struct mrc_sock *msk, u16 port, bool reuse)
 {
 	struct mrc_sock *other;
 
 	hash_for_each_possible(mn->ports, other, port_node, port) {
-		if (mrc_local_port(&other->local) != port ||
-		    !mrc_addr_overlap(&other->local, &msk->local))
+		if (mrc_local_port(&other->local) != port || !mrc_sock_overlap(other, msk))
 			continue;
 		if (reuse && other->sk.sk_reuse && READ_ONCE(other->state) != MRC_STATE_LISTEN)
 			continue;
@@ -295,7 +309,7 @@ int mrc_listen_port(struct mrc_sock *msk)
 	spin_lock_bh(&mn->lock);
 	hash_for_each_possible(mn->ports, other, port_node, port) {
 		if (other != msk && mrc_local_port(&other->local) == port &&
-		    mrc_addr_overlap(&other->local, &msk->local) &&
+		    mrc_sock_overlap(other, msk) &&
 		    READ_ONCE(other->state) == MRC_STATE_LISTEN) {
 			err = -EADDRINUSE;
 			break;
@@ -313,23 +327,31 @@ int mrc_listen_port(struct mrc_sock *msk)
  * @daddr: the packet's destination address and MRC port
  *
  * Context: rcu_read_lock.  No reference taken.
- * Return: a listening socket whose address covers @daddr, exact first.
+ * Return: a listening socket whose address covers @daddr: exact first, then
+ * a wildcard of its family, then (IPv4) a dual-stack IPv6 wildcard, as
+ * TCP's lookup scores them.
  */
 struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr)
 {
 	u16 port = mrc_local_port(daddr);
-	struct mrc_sock *msk, *wild = NULL;
+	struct mrc_sock *msk, *wild = NULL, *dual = NULL;
 
 	hash_for_each_possible_rcu(mn->ports, msk, port_node, port) {
 		if (READ_ONCE(msk->state) != MRC_STATE_LISTEN ||
-		    mrc_local_port(&msk->local) != port ||
-		    !mrc_addr_overlap(&msk->local, daddr))
+		    mrc_local_port(&msk->local) != port)
+			continue;
+		if (msk->local.sa.sa_family != daddr->sa.sa_family) {
+			if (daddr->sa.sa_family == AF_INET && mrc_dual_any(msk))
+				dual = msk;
+			continue;
+		}
+		if (!mrc_addr_overlap(&msk->local, daddr))
 			continue;
 		if (!mrc_addr_any(&msk->local))
 			return msk;
 		wild = msk;
 	}
-	return wild;
+	return wild ?: dual;
 }
 
 /* Token bucket: at most 100 RSTs a second per namespace, bursts of 20. */

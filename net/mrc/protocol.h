@@ -341,6 +341,10 @@ struct mrc_sock {
 				rto_deferred:1,	/* timer runs for RACK, RTO at rto_expires */
 				cork:1,		/* TCP_CORK: hold a partial last segment */
 				more:1;		/* the last send said MSG_MORE: the same */
+	bool			v6only;		/* IPV6_V6ONLY: fixed once bound */
+	bool			v4mapped;	/* IPv4 connection of an IPv6 socket:
+						 * its addresses read v4-mapped
+						 */
 	union mrc_addr		local;		/* bound address and port */
 	union mrc_addr		remote;		/* peer address and port */
 	struct hlist_node	port_node;	/* mn->ports (mn->lock) */
@@ -384,8 +388,8 @@ struct mrc_sock {
 	u32			keepintvl;	/* jiffies; 0: the netns's TCP default */
 	u8			keepcnt;	/* probes; 0: the netns's TCP default */
 	u8			keepalive_probes; /* sent since the peer's last packet */
-	int			icmp_err;	/* MRC_DEFER_ICMP: its errno (slock) */
-	u32			icmp_mtu;	/* and, for EMSGSIZE, the MTU (slock) */
+	int			icmp_err;	/* MRC_DEFER_ICMP: an errno (slock) */
+	u32			icmp_mtu;	/* MRC_DEFER_ICMP: smallest MTU, 0: none (slock) */
 	unsigned long		fin_wait_end;	/* orphan: jiffies its FIN wait ends */
 
 	/* receiver */

@@ -77,6 +77,9 @@ void mrc_sock_init(struct mrc_sock *msk)
 	/* the "sockets" column of /proc/net/protocols, dropped in mrc_destruct() */
 	sock_prot_inuse_add(sock_net(sk), sk->sk_prot, 1);
 	msk->snd_wnd = U16_MAX;
+#if IS_ENABLED(CONFIG_IPV6)
+	msk->v6only = READ_ONCE(sock_net(sk)->ipv6.sysctl.bindv6only);
+#endif
 	msk->user_timeout_ms = READ_ONCE(msk->mn->cfg.user_timeout_ms);
 	msk->ev_count = READ_ONCE(msk->mn->cfg.ev_count);
 	msk->udp_dport = READ_ONCE(msk->mn->cfg.udp_port);
@@ -132,6 +135,26 @@ static void mrc_copy_addr(union mrc_addr *dst, const struct sockaddr *src, int l
 		memcpy(&dst->v6, src, min_t(int, len, sizeof(dst->v6)));
 }
 
+/*
+ * An IPv6 socket given a v4-mapped address (::ffff:a.b.c.d) uses IPv4, as
+ * TCP's dual-stack sockets do, and reports its addresses mapped.
+ * Return: 0, or -ENETUNREACH for an IPV6_V6ONLY socket.
+ */
+static int mrc_unmap_addr(struct mrc_sock *msk, union mrc_addr *a)
+{
+	union mrc_addr v4 = { .v4.sin_family = AF_INET };
+
+	if (a->sa.sa_family != AF_INET6 || !ipv6_addr_v4mapped(&a->v6.sin6_addr))
+		return 0;
+	if (msk->v6only)
+		return -ENETUNREACH;
+	v4.v4.sin_port = a->v6.sin6_port;
+	v4.v4.sin_addr.s_addr = a->v6.sin6_addr.s6_addr32[3];
+	*a = v4;
+	msk->v4mapped = true;
+	return 0;
+}
+
 static bool mrc_addr_is_local(struct net *net, const union mrc_addr *a)
 {
 	if (a->sa.sa_family == AF_INET) {
@@ -156,6 +179,10 @@ static int __mrc_bind(struct mrc_sock *msk, const union mrc_addr *addr)
 	if (!mrc_addr_is_local(sock_net(sk), addr))
 		return -EADDRNOTAVAIL;
 	err = mrc_tunnel_get(msk->mn, addr->sa.sa_family);
+	/* a dual-stack wildcard takes IPv4 packets too */
+	if (!err && addr->sa.sa_family == AF_INET6 && !msk->v6only &&
+	    ipv6_addr_any(&addr->v6.sin6_addr))
+		err = mrc_tunnel_get(msk->mn, AF_INET);
 	if (err)
 		return err;
 	msk->local = *addr;
@@ -179,7 +206,9 @@ static int mrc_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 		return err;
 	mrc_copy_addr(&addr, uaddr, len);
 	lock_sock(&msk->sk);
-	err = __mrc_bind(msk, &addr);
+	err = msk->bound ? -EINVAL : mrc_unmap_addr(msk, &addr);
+	if (!err)
+		err = __mrc_bind(msk, &addr);
 	release_sock(&msk->sk);
 	return err;
 }
@@ -311,6 +340,12 @@ static int mrc_connect(struct socket *sock, struct sockaddr *uaddr, int len, int
 	default:
 		err = -EISCONN;
 		goto out;
+	}
+	/* v4-mapped: only before a bind, or on a socket bound v4-mapped */
+	if (!msk->bound || msk->v4mapped) {
+		err = mrc_unmap_addr(msk, &addr);
+		if (err)
+			goto out;
 	}
 	if (msk->bound && msk->family != addr.sa.sa_family) {
 		err = -EAFNOSUPPORT;
@@ -461,6 +496,14 @@ static int mrc_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 		memset(uaddr, 0, sizeof(struct sockaddr_in));
 		uaddr->sa_family = AF_INET;
 		len = sizeof(struct sockaddr_in);
+	} else if (msk->v4mapped && a->sa.sa_family == AF_INET) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)uaddr;
+
+		memset(sin6, 0, sizeof(*sin6));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = a->v4.sin_port;
+		ipv6_addr_set_v4mapped(a->v4.sin_addr.s_addr, &sin6->sin6_addr);
+		len = sizeof(*sin6);
 	} else {
 		len = a->sa.sa_family == AF_INET ? sizeof(a->v4) : sizeof(a->v6);
 		memcpy(uaddr, a, len);
@@ -758,7 +801,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct sock *sk = sock->sk;
 	struct mrc_sock *msk = mrc_sk(sk);
 	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
-	size_t copied = 0, chunk;
+	size_t copied = 0, chunk, room;
 	long timeo;
 	int err = 0, prio;
 
@@ -766,9 +809,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 			       MSG_SPLICE_PAGES | MSG_CMSG_COMPAT | MSG_WAITALL))
 		return -EOPNOTSUPP;
 	/* a stream ignores the address, as TCP (sockperf passes one) */
-	if (msg->msg_name && !seqpacket && msk->state != MRC_STATE_CLOSED)
-		msg->msg_name = NULL;
-	if (msg->msg_name && msk->state != MRC_STATE_CLOSED)
+	if (msg->msg_name && seqpacket && READ_ONCE(msk->state) != MRC_STATE_CLOSED)
 		return -EISCONN;
 
 	lock_sock(sk);
@@ -823,12 +864,12 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		chunk = min_t(size_t, len - copied, msk->mss);
 		chunk = min_t(size_t, chunk, max_t(int, READ_ONCE(sk->sk_sndbuf) / 4 -
 						   SKB_TRUESIZE(0), 256));
-		err = mrc_send_wait(msk, &timeo, chunk + SKB_TRUESIZE(0));
+		/* a held tail gets room to grow to a full segment */
+		room = msk->cork || msk->more ? max_t(size_t, chunk, msk->mss) : chunk;
+		err = mrc_send_wait(msk, &timeo, room + SKB_TRUESIZE(0));
 		if (err)
 			break;
-		/* a held tail gets room to grow to a full segment */
-		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false,
-					msk->cork || msk->more ? msk->mss : chunk);
+		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false, room);
 		if (skb == ERR_PTR(-ENOMEM)) {
 			err = mrc_wait_memory(msk, &timeo);
 			if (err)
@@ -1133,6 +1174,20 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 
 	if (level == SOL_TCP)
 		return mrc_tcp_setsockopt(sk, optname, optval, optlen);
+	if (level == SOL_IPV6 && optname == IPV6_V6ONLY) {
+		/* as IPv6 sockets: only before the socket is bound */
+		if (optlen < sizeof(int))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		lock_sock(sk);
+		if (msk->bound)
+			err = -EINVAL;
+		else
+			msk->v6only = !!val;
+		release_sock(sk);
+		return err;
+	}
 	if (level != SOL_MRC)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
@@ -1142,9 +1197,10 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 	lock_sock(sk);
 	switch (optname) {
 	case MRC_NODELAY:
+		/* as TCP_NODELAY: setting it sends what waits, a corked tail too */
 		msk->nodelay = !!val;
 		if (val)
-			mrc_push(msk);
+			__mrc_push(msk, true);
 		break;
 	case MRC_USER_TIMEOUT:
 		if (val < 0)
@@ -1235,14 +1291,17 @@ static int mrc_getsockopt(struct socket *sock, int level, int optname, char __us
 
 	if (level == SOL_TCP)
 		return mrc_tcp_getsockopt(sock->sk, optname, optval, optlen);
-	if (level != SOL_MRC)
+	if (level != SOL_MRC && !(level == SOL_IPV6 && optname == IPV6_V6ONLY))
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
 	lock_sock(&msk->sk);
-	switch (optname) {
+	switch (level == SOL_IPV6 ? -1 : optname) {
+	case -1:
+		val = msk->v6only;	/* IPV6_V6ONLY */
+		break;
 	case MRC_INFO:
 		mrc_fill_info(msk, &info);
 		release_sock(&msk->sk);

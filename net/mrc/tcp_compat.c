@@ -174,10 +174,11 @@ int mrc_tcp_setsockopt(struct sock *sk, int optname, sockptr_t optval, unsigned 
 			mrc_send_ack(msk);
 		break;
 	case TCP_USER_TIMEOUT:
+		/* TCP's 0 is its default (tcp_retries2), not "never": ours */
 		if (val < 0)
 			err = -EINVAL;
 		else
-			msk->user_timeout_ms = val;
+			msk->user_timeout_ms = val ?: READ_ONCE(msk->mn->cfg.user_timeout_ms);
 		break;
 	default:
 		err = mrc_tcp_keep_set(msk, optname, val);

@@ -26,9 +26,14 @@ void mrc_arm_rto(struct mrc_sock *msk)
 	unsigned long expires;
 	u32 slow = 2 * msk->slowest_rtt_us + MRC_RTO_SLACK_US;
 
-	/* nothing in flight, only a held tail: TCP's cork ceiling, not our RTO */
-	if (head && head == msk->send_head && mrc_tail_held(msk, head)) {
+	/*
+	 * Nothing in flight, only a held tail the window would take: TCP's cork
+	 * ceiling, not our RTO (behind a closed window: the backed-off probe).
+	 */
+	if (head && head == msk->send_head && mrc_tail_held(msk, head) &&
+	    head->len <= msk->snd_wnd) {
 		msk->rto_deferred = 0;
+		msk->rack_armed = 0;
 		sk_reset_timer(&msk->sk, &msk->rto_timer, jiffies + MRC_CORK_CEILING);
 		return;
 	}
@@ -345,12 +350,14 @@ void mrc_keepalive(struct sock *sk, int on)
 	struct mrc_sock *msk = mrc_sk(sk);
 
 	sock_owned_by_me(sk);
+	msk->keepalive_probes = 0;
 	if (!on) {
 		sk_stop_timer(sk, &msk->keepalive_timer);
 		return;
 	}
+	/* as tcp_set_keepalive(): the first probe a full keepidle from now */
 	if (mrc_keepalive_state(msk) && !timer_pending(&msk->keepalive_timer))
-		sk_reset_timer(sk, &msk->keepalive_timer, msk->rcv_stamp + mrc_keepidle(msk));
+		sk_reset_timer(sk, &msk->keepalive_timer, jiffies + mrc_keepidle(msk));
 }
 
 /*
@@ -369,11 +376,15 @@ static void mrc_keepalive_fire(struct mrc_sock *msk)
 	if (!sock_flag(sk, SOCK_KEEPOPEN) || !mrc_keepalive_state(msk) ||
 	    timer_pending(&msk->keepalive_timer))
 		return;
-	if (msk->snd_una != msk->snd_nxt || msk->send_head || idle < mrc_keepidle(msk)) {
+	/* with data outstanding the RTO and the user timeout watch the peer */
+	if (msk->snd_una != msk->snd_nxt || msk->send_head) {
 		msk->keepalive_probes = 0;
-		sk_reset_timer(sk, &msk->keepalive_timer,
-			       jiffies + mrc_keepidle(msk) - min_t(unsigned long, idle,
-								   mrc_keepidle(msk)));
+		sk_reset_timer(sk, &msk->keepalive_timer, jiffies + mrc_keepidle(msk));
+		return;
+	}
+	if (idle < mrc_keepidle(msk)) {
+		msk->keepalive_probes = 0;
+		sk_reset_timer(sk, &msk->keepalive_timer, jiffies + mrc_keepidle(msk) - idle);
 		return;
 	}
 	/*

@@ -1405,4 +1405,108 @@ TEST(keepalive_probes_answered)
 	close_pair(&p);
 }
 
+/* ------------------------------------------------------- dual stack */
+
+static int listen_any6(int port, int v6only)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	int fd = socket(mrc_family(), SOCK_STREAM, 0);
+
+	if (fd < 0 || (v6only >= 0 && set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, v6only)) ||
+	    bind(fd, (struct sockaddr *)&s6, sizeof(s6)) || listen(fd, 8))
+		return -1;
+	return fd;
+}
+
+/* [::] without IPV6_V6ONLY takes IPv4 clients, seen as v4-mapped, as TCP */
+TEST(dual_stack_listener)
+{
+	struct sockaddr_in6 peer, self;
+	socklen_t plen = sizeof(peer), slen = sizeof(self);
+	int l, c, a, v = -1;
+	char b[4];
+
+	l = listen_any6(6095, -1);
+	ASSERT_LE(0, l);
+	EXPECT_EQ(0, get_int(l, IPPROTO_IPV6, IPV6_V6ONLY, &v));
+	EXPECT_EQ(0, v);	/* net.ipv6.bindv6only */
+	EXPECT_EQ(-1, set_int(l, IPPROTO_IPV6, IPV6_V6ONLY, 1));
+	EXPECT_EQ(EINVAL, errno);	/* bound already */
+	/* the port is taken for IPv4 too */
+	EXPECT_EQ(-1, listener(AF_INET, SOCK_STREAM, 6095));
+	EXPECT_EQ(EADDRINUSE, errno);
+	c = connect_to(AF_INET, SOCK_STREAM, 6095);
+	ASSERT_LE(0, c);
+	a = accept(l, (struct sockaddr *)&peer, &plen);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(sizeof(peer), plen);
+	EXPECT_EQ(AF_INET6, peer.sin6_family);
+	EXPECT_TRUE(IN6_IS_ADDR_V4MAPPED(&peer.sin6_addr));
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), peer.sin6_addr.s6_addr32[3]);
+	ASSERT_EQ(0, getsockname(a, (struct sockaddr *)&self, &slen));
+	EXPECT_EQ(AF_INET6, self.sin6_family);
+	EXPECT_EQ(htons(6095), self.sin6_port);
+	EXPECT_EQ(2, send(c, "v4", 2, 0));
+	EXPECT_EQ(2, recv(a, b, sizeof(b), 0));
+	close(a);
+	close(c);
+	/* IPv6 clients still come */
+	c = connect_to(AF_INET6, SOCK_STREAM, 6095);
+	ASSERT_LE(0, c);
+	a = accept(l, NULL, NULL);
+	EXPECT_LE(0, a);
+	close(a);
+	close(c);
+	close(l);
+}
+
+/* IPV6_V6ONLY: IPv4 clients are refused and the IPv4 port stays free */
+TEST(v6only_listener)
+{
+	int l, l4, c;
+
+	l = listen_any6(6096, 1);
+	ASSERT_LE(0, l);
+	EXPECT_EQ(-1, connect_to(AF_INET, SOCK_STREAM, 6096));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	l4 = listener(AF_INET, SOCK_STREAM, 6096);
+	EXPECT_LE(0, l4);
+	c = connect_to(AF_INET, SOCK_STREAM, 6096);
+	EXPECT_LE(0, c);
+	close(c);
+	close(l4);
+	close(l);
+}
+
+/* connect() to ::ffff:127.0.0.1 from an IPv6 socket goes over IPv4 */
+TEST(connect_v4mapped)
+{
+	struct sockaddr_in6 to = { .sin6_family = AF_INET6, .sin6_port = htons(6097) };
+	struct sockaddr_in6 peer;
+	socklen_t plen = sizeof(peer);
+	int l, c, a;
+
+	l = listener(AF_INET, SOCK_STREAM, 6097);
+	ASSERT_LE(0, l);
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &to.sin6_addr);
+	c = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&to, sizeof(to)));
+	ASSERT_EQ(0, getpeername(c, (struct sockaddr *)&peer, &plen));
+	EXPECT_EQ(AF_INET6, peer.sin6_family);
+	EXPECT_EQ(0, memcmp(&peer.sin6_addr, &to.sin6_addr, sizeof(to.sin6_addr)));
+	a = accept(l, NULL, NULL);
+	EXPECT_LE(0, a);
+	close(a);
+	close(c);
+	/* IPV6_V6ONLY refuses a mapped address, as IPv6 TCP does */
+	c = socket(mrc_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, set_int(c, IPPROTO_IPV6, IPV6_V6ONLY, 1));
+	EXPECT_EQ(-1, connect(c, (struct sockaddr *)&to, sizeof(to)));
+	EXPECT_EQ(ENETUNREACH, errno);
+	close(c);
+	close(l);
+}
+
 TEST_HARNESS_MAIN

@@ -48,7 +48,6 @@ static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static int (*real_bind)(int, const struct sockaddr *, socklen_t);
 static int (*real_listen)(int, int);
 static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
-static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
 
 static struct {
 	int family;			/* AF_MRC number */
@@ -123,7 +122,6 @@ static void init(void)
 	real_bind = dlsym(RTLD_NEXT, "bind");
 	real_listen = dlsym(RTLD_NEXT, "listen");
 	real_setsockopt = dlsym(RTLD_NEXT, "setsockopt");
-	real_getsockopt = dlsym(RTLD_NEXT, "getsockopt");
 
 	s = getenv("MRC_PRELOAD_DEBUG");
 	cfg.debug = s && *s && strcmp(s, "0");
@@ -267,48 +265,6 @@ static void fd_remember_opt(struct fdent *e, int level, int name, const void *va
 		e->nopts++;
 }
 
-/* ---- TCP options on AF_MRC --------------------------------------------- */
-
-static bool is_mrc(int fd)
-{
-	socklen_t len = sizeof(int);
-	int dom;
-
-	return !real_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) && dom == cfg.family;
-}
-
-/*
- * setsockopt() failed with @err on AF_MRC socket @fd.  The module maps the
- * TCP options itself (net/mrc/tcp_compat.c); what is left is IPV6_V6ONLY=1,
- * which is what AF_MRC's IPv6 sockets are (@domain: AF_INET6 as the
- * program asked, 0 if not known): accepted, or -1 with @err.
- * IPV6_V6ONLY=0 (dual-stack) is refused: a listener that would
- * silently not hear IPv4 clients is worse than an error (setsockopt() below
- * keeps such a socket on TCP before it gets here).
- */
-static int mrc_setsockopt_compat(int domain, int level, int name, const void *val,
-				 socklen_t len, int err)
-{
-	if (domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
-	    len >= sizeof(int) && *(const int *)val)
-		return 0;
-	errno = err;
-	return -1;
-}
-
-/* Is this IPV6_V6ONLY=0, a dual-stack socket, which only TCP can give? */
-static bool dual_stack(int level, int name, const void *val, socklen_t len)
-{
-	return level == IPPROTO_IPV6 && name == IPV6_V6ONLY && len >= sizeof(int) &&
-	       !*(const int *)val;
-}
-
-static void stays_tcp_notice(int fd)
-{
-	fprintf(stderr, "mrc-preload: fd %d: dual-stack IPv6 socket (IPV6_V6ONLY=0) stays TCP\n",
-		fd);
-}
-
 /* ---- swapping the socket under an fd ----------------------------------- */
 
 /*
@@ -332,9 +288,7 @@ static int fd_swap(int fd, struct fdent *e, bool to_mrc, unsigned int port)
 	for (i = 0; i < e->nopts; i++) {
 		struct opt *o = &e->opts[i];
 
-		if (real_setsockopt(nfd, o->level, o->name, o->val, o->len) &&
-		    (!to_mrc || (errno != ENOPROTOOPT && errno != EOPNOTSUPP) ||
-		     mrc_setsockopt_compat(e->domain, o->level, o->name, o->val, o->len, errno)))
+		if (real_setsockopt(nfd, o->level, o->name, o->val, o->len))
 			dbg("fd %d: option %d/%d not carried over: %s", fd, o->level, o->name,
 			    strerror(errno));
 	}
@@ -374,17 +328,10 @@ static bool mrc_missing(int err)
 /* Filtered mode: turn the TCP socket @fd into an AF_MRC one now (errno kept). */
 static void fd_to_mrc(int fd, struct fdent *e, unsigned int port, const char *why)
 {
-	int err = errno, i;
+	int err = errno;
 
 	if (cfg.unavailable)
 		return;
-	for (i = 0; i < e->nopts && e->domain == AF_INET6; i++) {
-		if (dual_stack(e->opts[i].level, e->opts[i].name, e->opts[i].val,
-			       e->opts[i].len)) {
-			stays_tcp_notice(fd);
-			return;
-		}
-	}
 	if (!fd_swap(fd, e, true, port))
 		dbg("fd %d: %s -> AF_MRC (%s)", fd, e->domain == AF_INET6 ? "AF_INET6" : "AF_INET",
 		    why);
@@ -502,51 +449,16 @@ EXPORT int listen(int fd, int backlog)
 	return real_listen(fd, backlog);
 }
 
+/* the options set so far are carried over when the socket is swapped */
 EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	struct fdent *e;
-	int ret, err;
+	int ret;
 
 	lazy_init();
 	e = fd_get(fd);
 	ret = real_setsockopt(fd, level, name, val, len);
-	if (ret && (errno == ENOPROTOOPT || errno == EOPNOTSUPP) && (e ? e->mrc : is_mrc(fd))) {
-		err = errno;
-		/* possible only before bind(): the socket can still be TCP */
-		if (e && e->domain == AF_INET6 && dual_stack(level, name, val, len) &&
-		    !e->bind_len && !fd_swap(fd, e, false, 0)) {
-			stays_tcp_notice(fd);
-			ret = real_setsockopt(fd, level, name, val, len);
-		} else {
-			ret = mrc_setsockopt_compat(e ? e->domain : 0, level, name, val, len, err);
-		}
-	}
 	if (!ret && e)
 		fd_remember_opt(e, level, name, val, len);
-	return ret;
-}
-
-EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
-{
-	struct fdent *e;
-	int ret, err;
-
-	lazy_init();
-	ret = real_getsockopt(fd, level, name, val, len);
-	if (!ret || (errno != ENOPROTOOPT && errno != EOPNOTSUPP))
-		return ret;
-	err = errno;
-	if (!is_mrc(fd)) {
-		errno = err;
-		return ret;
-	}
-	e = fd_get(fd);
-	if (e && e->domain == AF_INET6 && level == IPPROTO_IPV6 && name == IPV6_V6ONLY &&
-	    val && len && *len >= sizeof(int)) {
-		*(int *)val = 1;
-		*len = sizeof(int);
-		return 0;
-	}
-	errno = err;
 	return ret;
 }
