@@ -14,6 +14,10 @@
  *   MRC_PRELOAD_PREFIXES=CIDR[,CIDR]...	destinations, IPv4 or IPv6
  *   MRC_PRELOAD_FAMILY=N		the AF_MRC number (default: the module's)
  *   MRC_PRELOAD_DEBUG=1		one line on stderr per conversion
+ *   MRC_PRELOAD_CONNECT_WAIT_MS=N	a non-blocking connect over MRC waits up
+ *					to N ms (default 250, 0: not at all) for
+ *					the handshake, so that a refusal can
+ *					still fall back to TCP
  *
  * See "Running unmodified programs" in Documentation/networking/mrc.rst
  * for what is converted, the fallback to TCP and the limits.
@@ -21,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -55,6 +60,7 @@ static struct {
 	bool filtered;			/* a filter is set: decide late */
 	bool have_ports, have_prefixes;
 	bool unavailable;		/* socket(AF_MRC) failed once: TCP from now on */
+	int connect_wait_ms;		/* MRC_PRELOAD_CONNECT_WAIT_MS */
 	struct mrc_filter filter;
 } cfg;
 
@@ -125,6 +131,8 @@ static void init(void)
 
 	s = getenv("MRC_PRELOAD_DEBUG");
 	cfg.debug = s && *s && strcmp(s, "0");
+	s = getenv("MRC_PRELOAD_CONNECT_WAIT_MS");
+	cfg.connect_wait_ms = s && *s ? atoi(s) : 250;
 	s = getenv("MRC_PRELOAD_FAMILY");
 	cfg.family = s && *s ? atoi(s) : mrc_family();
 	cfg.have_ports = filter_env("MRC_PRELOAD_PORTS", mrc_filter_port);
@@ -367,10 +375,31 @@ EXPORT int socket(int domain, int type, int protocol)
 	return fd;
 }
 
+/*
+ * A non-blocking connect over MRC: wait up to connect_wait_ms for the
+ * handshake, so that a refusal is known now and can fall back to TCP (a
+ * program that polls learns it from SO_ERROR, where this library does not
+ * look).  Return: 0 connected, or -1 with errno the connect's error, or
+ * EINPROGRESS when it takes longer (the program goes on as usual).
+ */
+static int handshake_wait(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int soerr = 0;
+
+	if (cfg.connect_wait_ms <= 0 || poll(&p, 1, cfg.connect_wait_ms) != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len)) {
+		errno = EINPROGRESS;
+		return -1;
+	}
+	errno = soerr;
+	return soerr ? -1 : 0;
+}
+
 EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	struct fdent *e;
-	struct sockaddr_in v4;
 	char buf[64];
 	int ret, err;
 
@@ -385,18 +414,14 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	}
 	if (!e->mrc)
 		return real_connect(fd, sa, len);
-	/* AF_MRC takes IPv4 peers as sockaddr_in only */
-	if (len >= sizeof(struct sockaddr_in6) && v4mapped(sa, &v4))
-		ret = real_connect(fd, (struct sockaddr *)&v4, sizeof(v4));
-	else
-		ret = real_connect(fd, sa, len);
+	ret = real_connect(fd, sa, len);
+	if (ret && errno == EINPROGRESS)
+		ret = handshake_wait(fd);
 	/*
-	 * No MRC peer there (ICMP port unreachable) or no way to it: retry
-	 * once over TCP, as MPTCP falls back.  Not for non-blocking connects,
-	 * whose failure the program learns later, from SO_ERROR or poll().
+	 * No MRC peer there (a reset, or ICMP port unreachable) or no way to
+	 * it: retry once over TCP, as MPTCP falls back.
 	 */
-	if (ret && (errno == ECONNREFUSED || errno == EHOSTUNREACH) &&
-	    !(fcntl(fd, F_GETFL) & O_NONBLOCK)) {
+	if (ret && (errno == ECONNREFUSED || errno == EHOSTUNREACH)) {
 		dbg("fd %d: %s %s over MRC: %s, retrying over TCP", fd, __func__,
 		    sa_str(sa, buf, sizeof(buf)), strerror(errno));
 		err = errno;
