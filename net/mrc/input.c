@@ -15,6 +15,7 @@
 #include <kunit/visibility.h>
 
 #include "protocol.h"
+#include "trace.h"
 #include "sack.h"
 #include "ev.h"
 
@@ -240,6 +241,7 @@ void mrc_retire_ev(struct mrc_sock *msk, int idx)
 	/* the replacement carries the smallest share until it delivers */
 	mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born, probe);
 	mrc_count(msk->mn, MRC_C_EV_RETIRED);
+	trace_mrc_ev_retire(msk->local_id, msk->evs[idx].port);
 	mrc_nl_notify_ev(msk, &msk->evs[idx], true);
 }
 
@@ -378,6 +380,8 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 		msk->stats.packets_lost++;
 		mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
 		mrc_count(msk->mn, same_path ? MRC_C_LOSS_SAME_EV : MRC_C_LOSS_RACK);
+		trace_mrc_loss(msk->local_id, cb->psn, cb->ev_port,
+			       same_path ? MRC_LOSS_SAME_EV : MRC_LOSS_RACK);
 		/*
 		 * A loss on a path that delivered later packets is congestion
 		 * (a queue dropped it); one on an EV that delivered nothing sent
@@ -394,6 +398,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	}
 	if (congested && !msk->cc.in_recovery) {
 		mrc_cc_on_loss(&msk->cc);
+		trace_mrc_cwnd(msk->local_id, msk->cc.cwnd, msk->cc.ssthresh, MRC_CWND_LOSS);
 		msk->recover = msk->snd_nxt;
 	}
 	mrc_arm_rack(msk, rack_at == U64_MAX ? 0 : rack_at - now_us + 1);
@@ -434,6 +439,7 @@ static void mrc_probe_answered(struct mrc_sock *msk, u16 port)
 			continue;
 		mrc_ev_readmit(msk->evs, msk->ev_cap, i, msk->ev_count);
 		mrc_count(msk->mn, MRC_C_EV_READMITTED);
+		trace_mrc_ev_readmit(msk->local_id, port);
 		mrc_nl_notify_ev(msk, &msk->evs[i], false);
 		return;
 	}
@@ -551,6 +557,9 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 			mrc_unmark_lost(msk);
 		}
 		mrc_cc_rto_verdict(&msk->cc, spurious);
+		if (spurious)
+			trace_mrc_cwnd(msk->local_id, msk->cc.cwnd, msk->cc.ssthresh,
+				       MRC_CWND_UNDO);
 	}
 	if (acked) {
 		msk->snd_una = ack;

@@ -12,6 +12,7 @@
 #include <net/udp_tunnel.h>
 
 #include "protocol.h"
+#include "trace.h"
 #include "sack.h"
 #include "ev.h"
 #include "netlink.h"
@@ -401,6 +402,7 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
 void mrc_retransmit_lost(struct mrc_sock *msk)
 {
 	struct sk_buff *skb;
+	u16 old_port;
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
@@ -409,8 +411,10 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 			break;
 		if (!cb->lost || cb->sacked)
 			continue;
+		old_port = cb->ev_port;
 		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb->ev_idx)))
 			break;
+		trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
 		cb->lost = 0;
 		msk->in_flight++;
 		msk->stats.retransmits++;
@@ -549,6 +553,7 @@ void mrc_probe_retired(struct mrc_sock *msk)
 			ev->probe_backoff++;
 		ev->next_probe = jiffies + max(1UL, interval << ev->probe_backoff);
 		mrc_count(msk->mn, MRC_C_EV_PROBES);
+		trace_mrc_probe(msk->local_id, ev->port);
 		mrc_send_packet(msk, skb, ev->port, false);
 	}
 }

@@ -241,6 +241,10 @@ struct mrc_skb_cb {
 
 #define MRC_SKB_CB(skb) ((struct mrc_skb_cb *)&((skb)->cb[0]))
 
+/* Why a packet was taken for lost, and why the window changed (trace.h) */
+enum mrc_loss_rule { MRC_LOSS_SAME_EV, MRC_LOSS_RACK, MRC_LOSS_RTO };
+enum mrc_cwnd_reason { MRC_CWND_LOSS, MRC_CWND_RTO, MRC_CWND_UNDO };
+
 /* Deferred work bits (mrc_sock.deferred), handled in release_cb */
 enum {
 	MRC_DEFER_RTO,

@@ -13,6 +13,7 @@
 #include <net/inet_common.h>
 
 #include "protocol.h"
+#include "trace.h"
 
 /* Keep the generic sk_state meaningful for core code (poll, diag). */
 void mrc_set_state(struct mrc_sock *msk, int state)
@@ -28,6 +29,8 @@ void mrc_set_state(struct mrc_sock *msk, int state)
 		[MRC_STATE_DONE]	= TCP_CLOSE,
 	};
 
+	if (msk->state != state)
+		trace_mrc_state(msk->local_id, msk->state, state);
 	WRITE_ONCE(msk->state, state);
 	/* as inet_sk_state_store(): lockless readers see a settled state */
 	smp_store_release(&msk->sk.sk_state, core_state[state]);

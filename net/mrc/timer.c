@@ -7,6 +7,7 @@
 #include <net/sock.h>
 
 #include "protocol.h"
+#include "trace.h"
 #include "ev.h"
 
 #define MRC_DELACK_US	1000
@@ -262,6 +263,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 			continue;
 		cb->lost = 1;
 		msk->stats.packets_lost++;
+		trace_mrc_loss(msk->local_id, cb->psn, cb->ev_port, MRC_LOSS_RTO);
 		/*
 		 * The last resort also charges an EV that delivered nothing
 		 * sent after this packet: its path may be dead.  One that did
@@ -289,8 +291,11 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		if (!msk->rto_verdict_due)
 			msk->rto_tsval = mrc_tsval(msk, mrc_clock_us());
 		msk->rto_verdict_due = 1;
-		if (congested)
+		if (congested) {
 			mrc_cc_on_rto(&msk->cc);
+			trace_mrc_cwnd(msk->local_id, msk->cc.cwnd, msk->cc.ssthresh,
+				       MRC_CWND_RTO);
+		}
 	} else if (msk->send_head) {
 		/* window probe: the answer carries the peer's window */
 		mrc_send_ctrl(msk, MRC_T_ACK, MRC_F_PROBE, NULL, 0);

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# MRC's tracepoints (mrc:*, net/mrc/trace.h) record what a connection
+# decides while a spine dies and heals: state changes, EVs retired, probed
+# and re-admitted, losses with the rule that inferred them, resends moving
+# to another EV, window changes; and they agree with the counters.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+trace=/sys/kernel/tracing
+out=$(mktemp -d)
+cleanup() {
+	kill $(jobs -p) 2>/dev/null
+	[ -w "$trace/events/mrc/enable" ] && echo 0 > "$trace/events/mrc/enable"
+	fabric_down
+	rm -rf "$out"
+}
+trap cleanup EXIT
+
+tap_plan 7
+[ -d "$trace/events" ] || mount -t tracefs nodev "$trace" 2>/dev/null
+[ -d "$trace/events/mrc" ] || { tap_skip "tracepoints" "no tracefs or no mrc events"; tap_done; }
+fabric_up 4 || { tap_skip "fabric" "cannot build fabric"; tap_done; }
+
+# Enabled before any traffic and disabled after it: enabling flips static
+# keys, whose code patching races with running code under TCG.
+echo > "$trace/trace"
+echo 4096 > "$trace/buffer_size_kb"
+echo 1 > "$trace/events/mrc/enable"
+declare -A c0
+for k in EvRetired EvReadmitted EvProbes Retransmits; do
+	c0[$k]=$(( $(mrc_stat $NS_A $k) + $(mrc_stat $NS_B $k) ))
+done
+xfer_start $NS_B 7301 "$out/rx"
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7301 -n $((1 << 40)) -d 5 > "$out/tx" &
+tx=$!
+sleep 1.5
+fabric_blackhole 2
+sleep 1.5
+fabric_heal 2
+wait $tx
+wait $XFER_PID
+rc=$?
+echo 0 > "$trace/events/mrc/enable"
+cp "$trace/trace" "$out/trace"
+declare -A d
+for k in EvRetired EvReadmitted EvProbes Retransmits; do
+	d[$k]=$(( $(mrc_stat $NS_A $k) + $(mrc_stat $NS_B $k) - c0[$k] ))
+done
+n() { grep -c " $1: " "$out/trace"; }
+echo "# transfer: $(tail -n 1 "$out/rx")"
+for e in mrc_state mrc_ev_retire mrc_ev_readmit mrc_probe mrc_loss mrc_retransmit mrc_cwnd; do
+	echo "# $e: $(n $e) events, e.g. $(grep -m1 " $e: " "$out/trace" | sed 's/.*: //')"
+done
+echo "# counters: retired ${d[EvRetired]} readmitted ${d[EvReadmitted]} probes ${d[EvProbes]} resent ${d[Retransmits]}"
+grep -q "trace entries.*lost [1-9]\|LOST" "$out/trace" && echo "# the trace buffer overflowed"
+
+tap_result $(( rc == 0 )) "a transfer across a spine failure completes intact"
+# SYN_SENT (2) -> ESTABLISHED (3) on the client, later DONE (7)
+grep -q " mrc_state: conn=[0-9]* 2->3" "$out/trace" && grep -q " mrc_state: conn=[0-9]* [0-9]->7" "$out/trace"
+tap_result $(( $? == 0 )) "mrc_state: the handshake and the end of the connection"
+[ "$(n mrc_ev_retire)" -eq "${d[EvRetired]}" ] && [ "${d[EvRetired]}" -gt 0 ]
+tap_result $(( $? == 0 )) "mrc_ev_retire: one event per EV retired ($(n mrc_ev_retire), EvRetired ${d[EvRetired]})"
+[ "$(n mrc_ev_readmit)" -eq "${d[EvReadmitted]}" ] && [ "${d[EvReadmitted]}" -gt 0 ]
+tap_result $(( $? == 0 )) "mrc_ev_readmit: one event per EV re-admitted ($(n mrc_ev_readmit))"
+[ "$(n mrc_probe)" -eq "${d[EvProbes]}" ] && [ "${d[EvProbes]}" -gt 0 ]
+tap_result $(( $? == 0 )) "mrc_probe: one event per probe of a retired EV ($(n mrc_probe))"
+grep -q " mrc_loss: conn=[0-9]* psn=[0-9]* ev=[0-9]* rule=\(same_ev\|rack\|rto\)$" "$out/trace"
+tap_result $(( $? == 0 )) "mrc_loss: losses with the rule that inferred them"
+# every resend names its old and new EV; the one counter counts them all
+awk '/ mrc_retransmit: / { split($NF, e, /[=>-]+/); if (e[2] != e[3]) moved++ }
+	END { exit !(moved > 0) }' "$out/trace" &&
+	[ "$(n mrc_retransmit)" -eq "${d[Retransmits]}" ]
+tap_result $(( $? == 0 )) "mrc_retransmit: one event per resend ($(n mrc_retransmit)), resends move to another EV"
+tap_done
