@@ -107,6 +107,8 @@ static int mrc_create(struct net *net, struct socket *sock, int protocol, int ke
 		return -ENOMEM;
 	sock->ops = &mrc_stream_ops;
 	sock->state = SS_UNCONNECTED;
+	/* SOL_SOCKET reaches mrc_setsockopt() first: SO_REUSEPORT is ours */
+	set_bit(SOCK_CUSTOM_SOCKOPT, &sock->flags);
 	sock_init_data(sock, sk);
 	msk = mrc_sk(sk);
 	msk->mn = mrc_pernet(net);

@@ -7,6 +7,7 @@
  * Softirq: the connection is found under RCU and referenced, then handled
  * under bh_lock_sock, or queued to the backlog while the user owns it.
  */
+#include <linux/jhash.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/udp.h>
@@ -1049,6 +1050,16 @@ static int mrc_drop(struct mrc_net *mn, struct sk_buff *skb, enum mrc_counter wh
 	return 0;
 }
 
+/* A client's flow for SO_REUSEPORT: its address, MRC port and connection ID */
+static u32 mrc_flow_hash(const union mrc_addr *remote, __be32 src_id)
+{
+	if (remote->sa.sa_family == AF_INET6)
+		return jhash_3words(ipv6_addr_hash(&remote->v6.sin6_addr),
+				    (__force u32)remote->v6.sin6_port, (__force u32)src_id, 0);
+	return jhash_3words((__force u32)remote->v4.sin_addr.s_addr,
+			    (__force u32)remote->v4.sin_port, (__force u32)src_id, 0);
+}
+
 /**
  * mrc_udp_rcv() - encap_rcv of the tunnel sockets
  * @usk: the UDP tunnel socket
@@ -1086,7 +1097,7 @@ int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
 		msk = mrc_lookup_conn(mn, ntohl(h->dst_id));
 	if (!msk && (h->type == MRC_T_SYN || h->type == MRC_T_HSACK)) {
 		mrc_skb_addrs(skb, &local, &remote);
-		msk = mrc_lookup_listener(mn, &local);
+		msk = mrc_lookup_listener(mn, &local, mrc_flow_hash(&remote, h->src_id));
 	}
 	if (!msk || !refcount_inc_not_zero(&msk->sk.sk_refcnt)) {
 		rcu_read_unlock();

@@ -3,6 +3,7 @@
  * Per network namespace state: the UDP tunnel sockets, the connection and
  * port tables, the cookie secret, the RST rate limiter and the counters.
  */
+#include <linux/jhash.h>
 #include <linux/proc_fs.h>
 #include <linux/random.h>
 #include <linux/seq_file.h>
@@ -224,12 +225,19 @@ static bool mrc_sock_overlap(const struct mrc_sock *a, const struct mrc_sock *b)
 	return mrc_addr_overlap(&a->local, &b->local);
 }
 
+/* SO_REUSEPORT: both asked for it and one user owns both, as in TCP */
+static bool mrc_reuseport_ok(const struct mrc_sock *a, const struct mrc_sock *b)
+{
+	return a->sk.sk_reuseport && b->sk.sk_reuseport && uid_eq(a->sk.sk_uid, b->sk.sk_uid);
+}
+
 static bool mrc_port_conflict(struct mrc_net *mn, struct mrc_sock *msk, u16 port, bool reuse)
 {
 	struct mrc_sock *other;
 
 	hash_for_each_possible(mn->ports, other, port_node, port) {
-		if (mrc_local_port(&other->local) != port || !mrc_sock_overlap(other, msk))
+		if (mrc_local_port(&other->local) != port || !mrc_sock_overlap(other, msk) ||
+		    mrc_reuseport_ok(other, msk))
 			continue;
 		if (reuse && other->sk.sk_reuse && READ_ONCE(other->state) != MRC_STATE_LISTEN)
 			continue;
@@ -309,7 +317,7 @@ int mrc_listen_port(struct mrc_sock *msk)
 	spin_lock_bh(&mn->lock);
 	hash_for_each_possible(mn->ports, other, port_node, port) {
 		if (other != msk && mrc_local_port(&other->local) == port &&
-		    mrc_sock_overlap(other, msk) &&
+		    mrc_sock_overlap(other, msk) && !mrc_reuseport_ok(other, msk) &&
 		    READ_ONCE(other->state) == MRC_STATE_LISTEN) {
 			err = -EADDRINUSE;
 			break;
@@ -325,33 +333,45 @@ int mrc_listen_port(struct mrc_sock *msk)
  * mrc_lookup_listener() - find the listener for an incoming SYN or HSACK
  * @mn: namespace state
  * @daddr: the packet's destination address and MRC port
+ * @flow: hash of the client's address, port and connection ID
+ *
+ * Listeners sharing the port (SO_REUSEPORT) each get a share of the
+ * clients: the one whose weight for @flow is highest (rendezvous hashing),
+ * so a SYN and its HSACK, which carry the same @flow, find the same one
+ * and a listener that closes moves only its own share.
  *
  * Context: rcu_read_lock.  No reference taken.
  * Return: a listening socket whose address covers @daddr: exact first, then
  * a wildcard of its family, then (IPv4) a dual-stack IPv6 wildcard, as
  * TCP's lookup scores them.
  */
-struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr)
+struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr, u32 flow)
 {
 	u16 port = mrc_local_port(daddr);
-	struct mrc_sock *msk, *wild = NULL, *dual = NULL;
+	struct mrc_sock *msk, *best[3] = {};
+	u32 weight[3] = {}, w;
+	int class;
 
 	hash_for_each_possible_rcu(mn->ports, msk, port_node, port) {
 		if (READ_ONCE(msk->state) != MRC_STATE_LISTEN ||
 		    mrc_local_port(&msk->local) != port)
 			continue;
 		if (msk->local.sa.sa_family != daddr->sa.sa_family) {
-			if (daddr->sa.sa_family == AF_INET && mrc_dual_any(msk))
-				dual = msk;
+			if (daddr->sa.sa_family != AF_INET || !mrc_dual_any(msk))
+				continue;
+			class = 2;
+		} else if (!mrc_addr_overlap(&msk->local, daddr)) {
 			continue;
+		} else {
+			class = mrc_addr_any(&msk->local) ? 1 : 0;
 		}
-		if (!mrc_addr_overlap(&msk->local, daddr))
-			continue;
-		if (!mrc_addr_any(&msk->local))
-			return msk;
-		wild = msk;
+		w = jhash_2words(flow, (u32)(unsigned long)msk, 0) | 1;
+		if (w > weight[class]) {
+			weight[class] = w;
+			best[class] = msk;
+		}
 	}
-	return wild ?: dual;
+	return best[0] ?: best[1] ?: best[2];
 }
 
 /* Token bucket: at most 100 RSTs a second per namespace, bursts of 20. */

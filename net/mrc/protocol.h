@@ -502,7 +502,7 @@ struct mrc_sock *mrc_lookup_conn(struct mrc_net *mn, u32 local_id);
 int mrc_bind_port(struct mrc_sock *msk, u16 port, bool reuse);
 void mrc_unbind_port(struct mrc_sock *msk);
 int mrc_listen_port(struct mrc_sock *msk);
-struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr);
+struct mrc_sock *mrc_lookup_listener(struct mrc_net *mn, const union mrc_addr *daddr, u32 flow);
 bool mrc_rst_allowed(struct mrc_net *mn);
 
 /* socket.c */

@@ -472,6 +472,7 @@ out:
 	child->parent = NULL;
 	sock_graft(&child->sk, newsock);
 	newsock->ops = sock->ops;
+	set_bit(SOCK_CUSTOM_SOCKOPT, &newsock->flags);
 	newsock->state = SS_CONNECTED;
 	release_sock(&child->sk);
 	return 0;
@@ -1175,17 +1176,21 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 	struct mrc_sock *msk = mrc_sk(sk);
 	int val, err = 0;
 
+	if (level == SOL_SOCKET && optname != SO_REUSEPORT)
+		return sock_setsockopt(sock, level, optname, optval, optlen);
 	if (level == SOL_TCP)
 		return mrc_tcp_setsockopt(sk, optname, optval, optlen);
-	if (level == SOL_IPV6 && optname == IPV6_V6ONLY) {
-		/* as IPv6 sockets: only before the socket is bound */
+	if (level == SOL_SOCKET || (level == SOL_IPV6 && optname == IPV6_V6ONLY)) {
 		if (optlen < sizeof(int))
 			return -EINVAL;
 		if (copy_from_sockptr(&val, optval, sizeof(val)))
 			return -EFAULT;
 		lock_sock(sk);
-		if (msk->bound)
-			err = -EINVAL;
+		if (level == SOL_SOCKET)
+			/* SO_REUSEPORT: the core refuses it to families not inet */
+			sk->sk_reuseport = !!val;
+		else if (msk->bound)
+			err = -EINVAL;	/* as IPv6: V6ONLY only before bind */
 		else
 			msk->v6only = !!val;
 		release_sock(sk);

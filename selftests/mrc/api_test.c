@@ -1509,4 +1509,44 @@ TEST(connect_v4mapped)
 	close(l);
 }
 
+/* SO_REUSEPORT: listeners of one user share a port and its clients */
+TEST(reuseport_listeners)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(AF_INET, 6098, &ss);
+	int l[2], c[32], n[2] = {}, i, k, a, v = 0;
+
+	for (k = 0; k < 2; k++) {
+		l[k] = socket(mrc_family(), SOCK_STREAM, 0);
+		ASSERT_LE(0, l[k]);
+		ASSERT_EQ(0, set_int(l[k], SOL_SOCKET, SO_REUSEPORT, 1));
+		ASSERT_EQ(0, bind(l[k], (struct sockaddr *)&ss, len));
+		ASSERT_EQ(0, listen(l[k], 64));
+	}
+	EXPECT_EQ(0, get_int(l[0], SOL_SOCKET, SO_REUSEPORT, &v));
+	EXPECT_EQ(1, v);
+	/* a socket without it may not join */
+	EXPECT_EQ(-1, listener(AF_INET, SOCK_STREAM, 6098));
+	EXPECT_EQ(EADDRINUSE, errno);
+	for (i = 0; i < 32; i++) {
+		c[i] = connect_to(AF_INET, SOCK_STREAM, 6098);
+		ASSERT_LE(0, c[i]);
+	}
+	for (k = 0; k < 2; k++) {
+		fcntl(l[k], F_SETFL, O_NONBLOCK);
+		while ((a = accept(l[k], NULL, NULL)) >= 0) {
+			n[k]++;
+			close(a);
+		}
+	}
+	TH_LOG("listener 0 took %d clients, listener 1 %d", n[0], n[1]);
+	EXPECT_EQ(32, n[0] + n[1]);
+	EXPECT_LT(0, n[0]);
+	EXPECT_LT(0, n[1]);
+	for (i = 0; i < 32; i++)
+		close(c[i]);
+	close(l[0]);
+	close(l[1]);
+}
+
 TEST_HARNESS_MAIN
