@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Programs nobody here wrote, unmodified, over MRC through "mrcctl run"
+# A host without MRC first: its ICMP port unreachable refuses the connect
+# and the converted program falls back to TCP.  Then programs nobody here
+# wrote, unmodified, over MRC through "mrcctl run"
 # (libmrc-preload.so) across the 4-spine fabric: sockperf ping-pong, an
 # rsync daemon, curl against Python's HTTP server (it listens on [::] and
 # takes IPv4 clients), iperf3 through a spine that dies and heals.  Each
@@ -14,12 +16,28 @@ run() { local ns=$1; shift; ip netns exec "$ns" "$MRCCTL" run -- "$@"; }
 # accepted: n = connections b's MRC accepted since the last call
 acc0=0
 accepted() { local now; now=$(mrc_stat $NS_B ConnAccepted); n=$((now - acc0)); acc0=$now; }
-tap_plan 5
+tap_plan 6
 [ -x "$MRCCTL" ] && [ -r ../../tools/preload/libmrc-preload.so ] ||
 	{ echo "# mrcctl or libmrc-preload.so not built"; exit 1; }
 fabric_up 4
 tap_result $(( $? == 0 )) "fabric with 4 spines comes up"
 acc0=$(mrc_stat $NS_B ConnAccepted)
+
+# First, while b has no MRC socket (so no tunnel on MRC's UDP port): its
+# ICMP port unreachable refuses a's MRC connect at once, and the program
+# converted by mrcctl run falls back to TCP (b's nc is plain TCP).
+head -c 100000 /dev/urandom > "$out/small"
+ip netns exec $NS_B nc -4 -d -l 5300 > "$out/fb" 2> /dev/null &
+sleep 0.5
+i0=$(mrc_stat $NS_A RxIcmpUnreachable)
+ip netns exec $NS_A "$MRCCTL" run -v -- nc -4 -N $B4 5300 < "$out/small" 2> "$out/fb.err"
+rc=$?
+wait %1 2>/dev/null
+i1=$(mrc_stat $NS_A RxIcmpUnreachable)
+echo "# no MRC at b: nc rc $rc, ICMP unreachable +$((i1 - i0)); $(grep -m1 retrying "$out/fb.err")"
+[ $rc -eq 0 ] && [ $i1 -gt $i0 ] && cmp -s "$out/fb" "$out/small" &&
+	grep -q "over MRC: Connection refused, retrying over TCP" "$out/fb.err"
+tap_result $(( $? == 0 )) "a host without MRC: ICMP port unreachable refuses the connect, nc falls back to TCP"
 
 # sockperf: a ping-pong of small messages (it sends with sendto() on its
 # connected socket, which MRC, as TCP, allows)
