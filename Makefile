@@ -9,7 +9,7 @@ export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 
-.PHONY: all module tools install deps lint kunit vmtest selftest check demo bench clean regen regen-check
+.PHONY: all module tools install install-files uninstall dkms-install deps lint kunit vmtest selftest check demo bench clean regen regen-check
 all: module tools
 
 module:
@@ -22,8 +22,36 @@ tools:
 	$(MAKE) -C tools/preload
 	$(MAKE) -C tools/bench
 
-# mrcctl and libmrc-preload.so, under $(DESTDIR)$(PREFIX) (/usr/local)
-install: tools
+# mrc.ko under /lib/modules/$(KVER)/updates (socket(AF_MRC) autoloads it
+# through its net-pf alias once depmod ran), mrcctl, its man page and
+# completion, libmrc-preload.so under $(DESTDIR)$(PREFIX) (/usr/local)
+MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
+install: all
+	$(MAKE) install-files
+
+# what install copies, without building (a prepared tree, the VM's test)
+install-files:
+	install -D -m 0644 net/mrc/mrc.ko $(MODDIR)/mrc.ko
+	$(MAKE) -C tools/mrcctl install
+	$(MAKE) -C tools/preload install
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+uninstall:
+	rm -f $(MODDIR)/mrc.ko
+	$(MAKE) -C tools/mrcctl uninstall
+	$(MAKE) -C tools/preload uninstall
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+# the module's source under /usr/src/mrc-$(MRC_VERSION), rebuilt by DKMS
+# for every kernel installed later (dkms.conf); the tools as install does
+MRC_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+dkms-install: tools
+	rm -rf $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
+	mkdir -p $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
+	tar -c --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' --exclude='.*' \
+		--exclude=modules.order Kbuild dkms.conf net include |
+		tar -x -C $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
+	dkms install mrc/$(MRC_VERSION) -k $(KVER)
 	$(MAKE) -C tools/mrcctl install
 	$(MAKE) -C tools/preload install
 

@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make install / make uninstall in the guest (its root is an overlay: the
+# host is untouched): mrc.ko under /lib/modules/$(uname -r)/updates, found
+# by depmod, so socket(AF_MRC) autoloads it through its net-pf alias with
+# no modprobe configuration; mrcctl, its man page and completion, and
+# libmrc-preload.so under /usr/local work from there; uninstall leaves
+# nothing behind and socket(AF_MRC) fails again.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+repo=$(cd ../.. && pwd)
+kver=$(uname -r)
+mod=/lib/modules/$kver/updates/mrc.ko
+tap_plan 5
+
+# start from a machine without mrc: the runner's own copy and modprobe rule go
+rmmod mrc 2>/dev/null
+rm -f /etc/modprobe.d/mrc.conf "$mod"
+depmod -a "$kver"
+./af_probe 2> /dev/null
+tap_result $(( $? != 0 )) "before install: socket(AF_MRC) fails"
+
+make -s -C "$repo" install-files KVER="$kver" PREFIX=/usr/local > /dev/null
+[ -f "$mod" ] && [ -x /usr/local/sbin/mrcctl ] && [ -f /usr/local/lib/mrc/libmrc-preload.so ] &&
+	[ -f /usr/local/share/man/man8/mrcctl.8 ] &&
+	[ -f /usr/local/share/bash-completion/completions/mrcctl ] &&
+	modinfo -F alias mrc | grep -q "^net-pf-18$"
+tap_result $(( $? == 0 )) "make install: module, tools, man page, completion; depmod knows net-pf-18"
+
+./af_probe && lsmod | grep -q "^mrc "
+tap_result $(( $? == 0 )) "socket(AF_MRC) autoloads the installed module"
+/usr/local/sbin/mrcctl info > /dev/null &&
+	env -u MRC_PRELOAD_LIB /usr/local/sbin/mrcctl run -- env | grep -q "^LD_PRELOAD=/usr/local/lib/mrc/libmrc-preload.so"
+tap_result $(( $? == 0 )) "the installed mrcctl talks to it and finds the installed preload library"
+
+rmmod mrc
+make -s -C "$repo" uninstall KVER="$kver" PREFIX=/usr/local > /dev/null
+left=$(ls "$mod" /usr/local/sbin/mrcctl /usr/local/lib/mrc /usr/local/share/man/man8/mrcctl.8 \
+	/usr/local/share/bash-completion/completions/mrcctl 2>/dev/null)
+! modinfo mrc > /dev/null 2>&1 && [ -z "$left" ] && ! ./af_probe 2> /dev/null
+tap_result $(( $? == 0 )) "make uninstall: nothing left${left:+ ($left)}, socket(AF_MRC) fails again"
+tap_done
