@@ -9,7 +9,7 @@ export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 
-.PHONY: all module tools install install-files uninstall dkms-install deps lint kunit vmtest selftest check demo bench clean regen regen-check
+.PHONY: all module tools install install-files uninstall dkms-install dkms-uninstall deps lint kunit vmtest selftest check demo bench clean regen regen-check
 all: module tools
 
 module:
@@ -49,11 +49,17 @@ dkms-install: tools
 	rm -rf $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
 	mkdir -p $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
 	tar -c --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' --exclude='.*' \
-		--exclude=modules.order Kbuild dkms.conf net include |
+		--exclude=modules.order Kbuild dkms.conf net include | \
 		tar -x -C $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
 	dkms install mrc/$(MRC_VERSION) -k $(KVER)
 	$(MAKE) -C tools/mrcctl install
 	$(MAKE) -C tools/preload install
+
+dkms-uninstall:
+	-dkms remove mrc/$(MRC_VERSION) --all
+	rm -rf $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
+	$(MAKE) -C tools/mrcctl uninstall
+	$(MAKE) -C tools/preload uninstall
 
 # netlink code and uapi header from Documentation/netlink/specs/mrc.yaml
 regen:
