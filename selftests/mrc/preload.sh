@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Unmodified programs over MRC: nc (netcat-openbsd) under "mrcctl run"
-# (libmrc-preload.so) across the 4-spine fabric.  A 32 MiB file goes a -> b
+# (libmrc-preload.so) across the 4-spine fabric.  A 64 MiB file goes a -> b
 # intact while mrcctl conn show lists the connection; with -p a connection
 # to another port stays TCP; against a TCP-only server the client falls back
 # to TCP.
@@ -10,7 +10,7 @@ cd "$(dirname "$0")" || exit 1
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down; rm -rf "$out"' EXIT
 MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
-SPINES=4 MIB=32
+SPINES=4 MIB=64
 
 mrcctl() { "$MRCCTL" "$@"; }
 
@@ -58,7 +58,7 @@ mrc_conns() {
 		jq -r --argjson p "$2" '.[] | select(.remote_port == $p) | "\(.state) \(.bytes_sent)"'
 }
 
-# --- every TCP socket: 32 MiB a -> b, seen as an MRC connection ----------
+# --- every TCP socket: 64 MiB a -> b, seen as an MRC connection ----------
 serve $NS_B big 5201 || echo "# receiver did not start"
 t0=$(now)
 { cat "$out/data"; sleep 1; } |
