@@ -648,6 +648,18 @@ static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *ms
 	return skb;
 }
 
+/*
+ * The truesize alloc_skb() will give a segment of @room bytes: its head is
+ * a kmalloc bucket, often twice @room (16 KiB takes 32 KiB).  The send
+ * buffer is checked against this, not @room, since mrc_fill_tail() fills
+ * the slack: the queue stays within SO_SNDBUF in bytes too.
+ */
+static size_t mrc_seg_truesize(size_t room)
+{
+	return SKB_DATA_ALIGN(sizeof(struct sk_buff)) +
+	       kmalloc_size_roundup(SKB_HEAD_ALIGN(max_t(size_t, room, 1)));
+}
+
 /**
  * mrc_fill_tail() - append to a stream's unsent partial last segment
  * @msk: connection (socket lock held)
@@ -870,7 +882,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 						   SKB_TRUESIZE(0), 256));
 		/* a held tail gets room to grow to a full segment */
 		room = msk->cork || msk->more ? max_t(size_t, chunk, msk->mss) : chunk;
-		err = mrc_send_wait(msk, &timeo, room + SKB_TRUESIZE(0));
+		err = mrc_send_wait(msk, &timeo, mrc_seg_truesize(room));
 		if (err)
 			break;
 		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false, room);
