@@ -198,7 +198,6 @@ int mrc_tcp_setsockopt(struct sock *sk, int optname, sockptr_t optval, unsigned 
  */
 int mrc_tcp_getsockopt(struct sock *sk, int optname, char __user *optval, int __user *optlen)
 {
-	struct net *net = sock_net(sk);
 	struct mrc_sock *msk = mrc_sk(sk);
 	struct tcp_info info;
 	int len, val;
@@ -252,13 +251,13 @@ int mrc_tcp_getsockopt(struct sock *sk, int optname, char __user *optval, int __
 		val = msk->user_timeout_ms;
 		break;
 	case TCP_KEEPIDLE:
-		val = (msk->keepidle ?: READ_ONCE(net->ipv4.sysctl_tcp_keepalive_time)) / HZ;
+		val = mrc_keepidle(msk) / HZ;
 		break;
 	case TCP_KEEPINTVL:
-		val = (msk->keepintvl ?: READ_ONCE(net->ipv4.sysctl_tcp_keepalive_intvl)) / HZ;
+		val = mrc_keepintvl(msk) / HZ;
 		break;
 	default:
-		val = msk->keepcnt ?: READ_ONCE(net->ipv4.sysctl_tcp_keepalive_probes);
+		val = mrc_keepcnt(msk);
 	}
 	release_sock(sk);
 	len = min_t(int, len, sizeof(int));

@@ -314,17 +314,17 @@ void mrc_delack_fire(struct mrc_sock *msk)
 }
 
 /* Keepalive times: the socket's TCP_KEEP* options, else the netns's tcp_keepalive_* */
-static u32 mrc_keepidle(const struct mrc_sock *msk)
+u32 mrc_keepidle(const struct mrc_sock *msk)
 {
 	return msk->keepidle ?: READ_ONCE(sock_net(&msk->sk)->ipv4.sysctl_tcp_keepalive_time);
 }
 
-static u32 mrc_keepintvl(const struct mrc_sock *msk)
+u32 mrc_keepintvl(const struct mrc_sock *msk)
 {
 	return msk->keepintvl ?: READ_ONCE(sock_net(&msk->sk)->ipv4.sysctl_tcp_keepalive_intvl);
 }
 
-static u8 mrc_keepcnt(const struct mrc_sock *msk)
+u8 mrc_keepcnt(const struct mrc_sock *msk)
 {
 	return msk->keepcnt ?: READ_ONCE(sock_net(&msk->sk)->ipv4.sysctl_tcp_keepalive_probes);
 }
