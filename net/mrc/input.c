@@ -892,7 +892,7 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 		if (msk->remote_id && msk->remote_id != ntohl(h->src_id))
 			return true;
 		memcpy(&msk->hs, h + 1, sizeof(msk->hs));
-		msk->remote_id = ntohl(h->src_id);
+		WRITE_ONCE(msk->remote_id, ntohl(h->src_id));
 		msk->rcv_nxt = ntohl(h->psn) + 1;
 		msk->rcv_promised = msk->rcv_nxt;
 		msk->last_tsval = ntohl(h->tsval);
@@ -1027,6 +1027,28 @@ int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb)
 	return mrc_do_rcv(sk, skb);
 }
 
+/*
+ * A packet for a connection whose peer is known, from anyone else (another
+ * address or sender ID).  Checked before the backlog, so that an off-path
+ * flood cannot take the room the peer's packets need while the user owns
+ * the socket; mrc_conn_rcv() checks again under the lock.  remote_id goes
+ * from 0 to the peer's ID once, and remote is fixed before the connection
+ * is hashed: read without the lock, a stale 0 only skips this early check.
+ */
+static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	const struct mrchdr *h = (const struct mrchdr *)skb->data;
+	u32 remote_id = READ_ONCE(msk->remote_id);
+	union mrc_addr local, remote;
+
+	if (!remote_id)
+		return false;
+	if (ntohl(h->src_id) != remote_id)
+		return true;
+	mrc_skb_addrs(skb, &local, &remote);
+	return !mrc_addr_equal(&remote, &msk->remote);
+}
+
 /* Consumes @skb and the reference on @sk. */
 static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff *skb)
 {
@@ -1034,6 +1056,9 @@ static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff *sk
 	bh_lock_sock(sk);
 	if (!sock_owned_by_user(sk)) {
 		mrc_do_rcv(sk, skb);
+	} else if (mrc_from_stranger(mrc_sk(sk), skb)) {
+		mrc_count(mn, MRC_C_RX_DROP_BADID);
+		kfree_skb(skb);
 	} else if (sk_add_backlog(sk, skb, READ_ONCE(sk->sk_rcvbuf) +
 				  READ_ONCE(sk->sk_sndbuf))) {
 		mrc_count(mn, MRC_C_RX_DROP_BACKLOG);

@@ -355,7 +355,10 @@ struct mrc_sock {
 	struct hlist_node	conn_node;	/* mn->conns (mn->lock) */
 	struct rcu_head		rcu;
 	u32			local_id;	/* immutable once hashed */
-	u32			remote_id;
+	u32			remote_id;	/* 0, then the peer's, once
+						 * (WRITE_ONCE; read locklessly
+						 * by mrc_from_stranger())
+						 */
 	u16			udp_dport;	/* peer's tunnel UDP port */
 
 	/* entropy values: outer UDP source ports */

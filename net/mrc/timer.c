@@ -20,6 +20,25 @@
  * resent while on their way.  Losses are found by the EV rules long before;
  * the RTO is the last resort, so it errs on the long side.
  */
+/*
+ * Never sleep past the user timeout while data is outstanding (TCP's
+ * tcp_clamp_rto_to_user_timeout()): the connection ends when the user said,
+ * not up to one backed-off RTO later.
+ */
+static unsigned long mrc_clamp_to_user_timeout(const struct mrc_sock *msk,
+					       unsigned long expires)
+{
+	unsigned long deadline;
+
+	if (!msk->user_timeout_ms || msk->snd_una == msk->snd_nxt)
+		return expires;
+	/* mrc_user_timed_out() wants jiffies strictly after the deadline */
+	deadline = msk->progress_stamp + msecs_to_jiffies(msk->user_timeout_ms) + 1;
+	if (time_before(deadline, jiffies + 1))
+		deadline = jiffies + 1;
+	return time_before(deadline, expires) ? deadline : expires;
+}
+
 void mrc_arm_rto(struct mrc_sock *msk)
 {
 	struct sk_buff *head = skb_peek(&msk->sk.sk_write_queue);
@@ -43,6 +62,7 @@ void mrc_arm_rto(struct mrc_sock *msk)
 		slow <<= msk->backoff;
 	us = clamp(slow, us, max(us, msk->rtt.max_rto_us));
 	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us));
+	expires = mrc_clamp_to_user_timeout(msk, expires);
 	msk->rto_deferred = msk->rack_armed && time_before(msk->rack_expires, expires);
 	if (msk->rto_deferred) {
 		msk->rto_expires = expires;
