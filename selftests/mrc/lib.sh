@@ -17,9 +17,12 @@
 KSFT_SKIP=4
 NS_A=mrc-a NS_B=mrc-b NS_L1=mrc-l1 NS_L2=mrc-l2
 A4=10.0.1.1 B4=10.0.2.1 A6=fd00:1::1 B6=fd00:2::1
-FABRIC_SPINES=0
+FABRIC_SPINES=0 FABRIC_LEAVES=2
 
 ns_spine() { echo "mrc-s$1"; }
+
+# spine_links: a spine's interfaces, one toward each leaf
+spine_links() { seq -f 'l%g' 1 "$FABRIC_LEAVES"; }
 
 # ns_sysctl NS KEY=VALUE...
 ns_sysctl() {
@@ -55,7 +58,7 @@ fabric_up() {
 	local n=$1 i ns nh4a= nh6a= nh4b= nh6b=
 	fabric_down
 	fabric_pin_keys || return 1
-	FABRIC_SPINES=$n
+	FABRIC_SPINES=$n FABRIC_LEAVES=2
 	for ns in $NS_A $NS_B $NS_L1 $NS_L2; do
 		ip netns add "$ns" || return 1
 	done
@@ -160,23 +163,22 @@ fabric_counts() {
 }
 
 # fabric_blackhole I: spine I silently drops everything, its links stay up.
+# One tc process for all its links: on a loaded TCG guest each tc start costs
+# up to a second, which would smear the moment of failure.
 fabric_blackhole() {
-	local ns ifname
-	ns=$(ns_spine "$1")
-	for ifname in l1 l2; do
-		tc -n "$ns" qdisc replace dev "$ifname" clsact &&
-		tc -n "$ns" filter replace dev "$ifname" ingress pref 1 matchall action drop ||
-			return 1
-	done
+	local ifname
+	for ifname in $(spine_links); do
+		echo "qdisc replace dev $ifname clsact"
+		echo "filter replace dev $ifname ingress pref 1 matchall action drop"
+	done | tc -n "$(ns_spine "$1")" -batch -
 }
 
 # fabric_heal I: undoes fabric_blackhole.
 fabric_heal() {
-	local ns ifname
-	ns=$(ns_spine "$1")
-	for ifname in l1 l2; do
-		tc -n "$ns" qdisc del dev "$ifname" clsact 2>/dev/null
-	done
+	local ifname
+	for ifname in $(spine_links); do
+		echo "qdisc del dev $ifname clsact"
+	done | tc -n "$(ns_spine "$1")" -force -batch - 2>/dev/null
 	return 0
 }
 
@@ -188,7 +190,7 @@ fabric_shape() {
 	ns=$(ns_spine "$1")
 	[ "$delay" != - ] && netem="delay $delay"
 	[ -n "$loss" ] && netem="$netem loss $loss"
-	for ifname in l1 l2; do
+	for ifname in $(spine_links); do
 		tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
 		if [ "$rate" != - ]; then
 			tc -n "$ns" qdisc add dev "$ifname" root handle 1: \
@@ -208,7 +210,7 @@ fabric_shape() {
 fabric_netem() {
 	local ns ifname
 	ns=$(ns_spine "$1")
-	for ifname in l1 l2; do
+	for ifname in $(spine_links); do
 		tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
 		[ -z "$2" ] && continue
 		# shellcheck disable=SC2086
@@ -247,7 +249,7 @@ kv() { grep -o "$2=[^ ]*" "$1" | tail -n 1 | cut -d= -f2; }
 fabric_shape_ecn() {
 	local ns ifname
 	ns=$(ns_spine "$1")
-	for ifname in l1 l2; do
+	for ifname in $(spine_links); do
 		tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
 		tc -n "$ns" qdisc add dev "$ifname" root handle 1: \
 			tbf rate "$2" burst 16kb latency 200ms &&

@@ -122,7 +122,7 @@ fabric_up_fast() {
 	local n=$1 i ns all nh4a= nh6a= nh4b= nh6b= b
 	fabric_down
 	fabric_pin_keys || return 1
-	FABRIC_SPINES=$n
+	FABRIC_SPINES=$n FABRIC_LEAVES=2
 	b=$(mktemp -d)
 	all="$NS_A $NS_B $NS_L1 $NS_L2"
 	for i in $(seq 1 "$n"); do all="$all $(ns_spine "$i")"; done
@@ -218,25 +218,4 @@ fabric_up_fast() {
 	ip -n $NS_L2 route add 10.0.1.0/24 $nh4b &&
 	ip -n $NS_L2 route add fd00:1::/64 $nh6b || { rm -rf "$b"; return 1; }
 	rm -rf "$b"
-}
-
-# fabric_blackhole_fast I / fabric_heal_fast I: lib.sh's fabric_blackhole and
-# fabric_heal (tc matchall drop on the spine's ingress, both links) with one
-# tc process instead of four: on a loaded TCG guest each tc start costs up
-# to a second, which would smear the moment of failure.
-fabric_blackhole_fast() {
-	tc -n "$(ns_spine "$1")" -batch - <<-E
-	qdisc replace dev l1 clsact
-	qdisc replace dev l2 clsact
-	filter replace dev l1 ingress pref 1 matchall action drop
-	filter replace dev l2 ingress pref 1 matchall action drop
-	E
-}
-
-fabric_heal_fast() {
-	tc -n "$(ns_spine "$1")" -batch - <<-E 2>/dev/null
-	qdisc del dev l1 clsact
-	qdisc del dev l2 clsact
-	E
-	return 0
 }

@@ -108,9 +108,9 @@ if [[ " $ONLY " == *" fo "* ]]; then
 			dead=$(busiest_now 0.7)
 			lt=$(( FO_FAIL * 1000 - ($(now_ms) - t0) ))
 			[ $lt -gt 0 ] && sleep "$((lt / 1000)).$(printf '%03d' $((lt % 1000)))"
-			tf0=$(( $(now_ms) - t0 )); fabric_blackhole_fast "$dead"; tf=$(( $(now_ms) - t0 ))
+			tf0=$(( $(now_ms) - t0 )); fabric_blackhole "$dead"; tf=$(( $(now_ms) - t0 ))
 			lt=$(( FO_HEAL * 1000 - tf )); [ $lt -gt 0 ] && sleep "$((lt / 1000)).$(printf '%03d' $((lt % 1000)))"
-			th0=$(( $(now_ms) - t0 )); fabric_heal_fast "$dead"; th=$(( $(now_ms) - t0 ))
+			th0=$(( $(now_ms) - t0 )); fabric_heal "$dead"; th=$(( $(now_ms) - t0 ))
 			wait $tx; wait $XFER_PID
 			cp "$r" "$r.tx" "$OUT/"
 			printf '%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n' $p "$rep" "$dead" "$tf0" "$tf" "$th0" "$th" \

@@ -80,11 +80,11 @@ run() {
 					[ "${LASTD[i]:-0}" -gt "${LASTD[dead]:-0}" ] && dead=$i
 				done
 			fi
-			fabric_blackhole_fast "$dead"; failed=1; echo "fail $((t - t0)) $dead" > "$OUT/$proto.events"
+			fabric_blackhole "$dead"; failed=1; echo "fail $((t - t0)) $dead" > "$OUT/$proto.events"
 			say "   >>> $(( (t - t0) / 1000 )).$(( (t - t0) / 100 % 10 ))s: spine $dead blackholed (drops everything, links stay up)"
 		fi
 		if [ $healed = 0 ] && [ $((t - t0)) -ge $((HEAL_AT * 1000)) ]; then
-			fabric_heal_fast "$dead"; healed=1; echo "heal $((t - t0))" >> "$OUT/$proto.events"
+			fabric_heal "$dead"; healed=1; echo "heal $((t - t0))" >> "$OUT/$proto.events"
 			say "   >>> $(( (t - t0) / 1000 )).$(( (t - t0) / 100 % 10 ))s: spine $dead healed"
 		fi
 		if [ $t -lt $next ]; then
@@ -147,7 +147,7 @@ run() {
 		for ((i = 1; i <= SPINES; i++)); do prev[i]=${TXB[i]}; done
 		last_ms=$t
 	done
-	[ $healed = 1 ] || { fabric_heal_fast "$dead"; [ $failed = 1 ] && echo "heal $(( $(now_ms) - t0 ))" >> "$OUT/$proto.events"; }
+	[ $healed = 1 ] || { fabric_heal "$dead"; [ $failed = 1 ] && echo "heal $(( $(now_ms) - t0 ))" >> "$OUT/$proto.events"; }
 	wait $txpid; wait $XFER_PID
 	cp "$rx" "$txf" "$OUT/"
 	read_spines
