@@ -5,15 +5,16 @@
 # bench.json, table.txt and *.png (tools/bench/report.py, matplotlib).
 # Knobs (environment): MRC_BENCH_REPS (3), MRC_BENCH_RATE_MBIT (8, each
 # spine), MRC_BENCH_RR_N1 / MRC_BENCH_RR_N64 (requests per run),
-# MRC_BENCH_ONLY ("agg fo rr cost"), MRC_BENCH_RESULTS (results/bench).
+# MRC_BENCH_ONLY ("agg fo rr cost coll"),
+# MRC_BENCH_COLL_* (tools/bench/guest_coll.sh), MRC_BENCH_RESULTS (results/bench).
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${MRC_BENCH_RESULTS:-$repo/results/bench}
 rm -rf "$out"
 mkdir -p "$out/raw"
 cd "$repo/selftests/mrc" || exit 1
-echo "bench: running in the VM (about 8 minutes), raw results in $out/raw"
-bash "$repo/tools/testing/vm/run-vm.sh" -o "$out/raw" -t "${MRC_BENCH_TIMEOUT:-1200}" \
+echo "bench: running in the VM (about 30 minutes), raw results in $out/raw"
+bash "$repo/tools/testing/vm/run-vm.sh" -o "$out/raw" -t "${MRC_BENCH_TIMEOUT:-3600}" \
 	"bash $repo/tools/bench/guest.sh" 2>&1 | tee "$out/bench.log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then

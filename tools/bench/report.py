@@ -8,6 +8,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_coll  # noqa: E402
+
 raw, out = sys.argv[1], sys.argv[2]
 
 
@@ -185,6 +188,7 @@ if cost:
         table.append("   ratios: " + ", ".join(f"{k} = {v:.2f}x" for k, v in r.items() if v))
     table.append("")
 
+coll = report_coll.section(raw, res, table, spread, fmt, ratio)
 text = "\n".join(table)
 with open(os.path.join(out, "table.txt"), "w") as f:
     f.write(text + "\n")
@@ -269,5 +273,6 @@ if cost:
     fig.suptitle("Cost: one unconstrained path", fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "cost.png"), dpi=100)
+report_coll.plots(coll, out, plt, colors)
 print(f"report: {out}/bench.json, table.txt, " +
       ", ".join(os.path.basename(p) for p in sorted(glob.glob(os.path.join(out, "*.png")))))

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Collectives on the cluster fabric (lib_cluster.sh: 8 hosts on 4 leaves,
+# 4 spines): 8 ranks, one process each in its host's namespace, run a
+# verified collective (tools/bench/mrc_coll) over AF_MRC, and over TCP for
+# comparison.  Every rank checks every element of every iteration.
+#  - ring all-reduce of 256 KiB, clean: verified on every rank, the data
+#    crossed every spine; IPv6 too; all-to-all and a broadcast tree
+#  - a spine blackholed for 3 s mid-run, then healed: no failed job step,
+#    iterations keep completing while the spine is dead
+# Times are reported, not asserted (TCG): the ratios are the bench's job.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+. ./lib_cluster.sh
+
+COLL=${MRC_COLL:-../../tools/bench/mrc_coll}
+SIZE=$((256 << 10))
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; fabric_down; rm -rf "$out"' EXIT
+
+tap_plan 8
+[ -x "$COLL" ] || { tap_skip all "no $COLL (make tools)"; tap_done; }
+cluster_up 2 4 4 || { tap_skip all "cannot build the cluster fabric"; tap_done; }
+cluster_hostfile "$out/hosts4"
+cluster_hostfile "$out/hosts6" 6
+
+# coll NAME HOSTFILE ARGS...: every rank in its host's namespace; rank 0's
+# lines go to $out/NAME.0, the others' to $out/NAME.N.  Returns the number
+# of ranks that did not exit 0.
+coll() {
+	local name=$1 hosts=$2 n pids=() bad=0
+	shift 2
+	for n in $(seq $CLUSTER_HOSTS -1 1); do
+		ip netns exec "$(ns_host "$n")" "$COLL" -r $((n - 1)) -H "$hosts" "$@" \
+			> "$out/$name.$((n - 1))" 2>&1 &
+		pids+=($!)
+	done
+	for n in "${pids[@]}"; do wait_for "$n" 240 > /dev/null || bad=$((bad + 1)); done
+	for n in $(seq 1 $((CLUSTER_HOSTS - 1))); do
+		[ -s "$out/$name.$n" ] && sed "s/^/#   rank $n: /" "$out/$name.$n" | head -n 3
+	done
+	echo "# $name: $(grep '^summary' "$out/$name.0" || tail -n 2 "$out/$name.0")"
+	return $bad
+}
+summary() { grep '^summary' "$out/$1.0" | grep -o "$2=[^ ]*" | cut -d= -f2; }
+
+ipfwd() { local i; for i in $(seq 1 "$FABRIC_SPINES"); do fabric_spine_ipfwd "$i"; done; }
+
+f0=($(ipfwd))
+coll ar_mrc "$out/hosts4" -t mrc -o allreduce -s $SIZE -n 10
+rc=$?
+f1=($(ipfwd))
+crossed=1
+for i in 0 1 2 3; do
+	[ $((f1[i] - f0[i])) -gt 100 ] || crossed=0
+done
+echo "# packets forwarded by each spine: $(for i in 0 1 2 3; do printf '%d ' $((f1[i] - f0[i])); done)"
+tap_result $(( rc == 0 && $(summary ar_mrc failed) == 0 )) \
+	"all-reduce, 8 ranks, $((SIZE >> 10)) KiB x 10 over MRC: every rank verified every element"
+tap_result $(( rc == 0 && crossed )) "... and the ring's traffic crossed every spine"
+
+coll ar_tcp "$out/hosts4" -t tcp -o allreduce -s $SIZE -n 10
+tap_result $(( $? == 0 )) "the same over TCP (reference): verified"
+echo "# p50 iteration: MRC $(summary ar_mrc p50_ms) ms, TCP $(summary ar_tcp p50_ms) ms"
+
+coll ar6_mrc "$out/hosts6" -t mrc -o allreduce -s $SIZE -n 5
+tap_result $(( $? == 0 )) "all-reduce over MRC on IPv6: verified"
+coll a2a_mrc "$out/hosts4" -t mrc -o alltoall -s $SIZE -n 5
+tap_result $(( $? == 0 )) "all-to-all over MRC (28 connections): verified"
+coll bc_mrc "$out/hosts4" -t mrc -o bcast -s $SIZE -n 5
+tap_result $(( $? == 0 )) "broadcast tree over MRC: verified"
+
+# A spine dies 2 s into a 9 s run and comes back 3 s later.  The job must
+# not fail, and must keep stepping while the spine is dead: iterations that
+# start after the blackhole is in place and end before the heal.
+blackhole_run() {	# NAME TRANSPORT
+	local t0 tb th
+	coll "$1" "$out/hosts4" -t "$2" -o allreduce -s $SIZE -w 3 -d 9 -U 20000 &
+	local cpid=$!
+	# rank 0 prints its first line once the measured iterations start
+	for _ in $(seq 1 300); do
+		grep -q '^iter=' "$out/$1.0" 2>/dev/null && break
+		sleep 0.1
+	done
+	t0=$(date +%s%3N)
+	sleep 2; fabric_blackhole 2; tb=$(( $(date +%s%3N) - t0 ))
+	sleep 3; th=$(( $(date +%s%3N) - t0 )); fabric_heal 2
+	wait $cpid
+	local rc=$?
+	# iteration lines carry t_ms from the first measured start (~ t0)
+	DURING=$(awk -v b="$tb" -v h="$th" '/^iter=/ {
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["t_ms"] >= b && v["t_ms"] + v["ms"] <= h) n++ } END { print n + 0 }' "$out/$1.0")
+	echo "# $1: blackhole ${tb}-${th} ms; iterations inside it: $DURING," \
+		"longest $(summary "$1" max_ms) ms, interruptions $(summary "$1" interruptions)"
+	return $rc
+}
+blackhole_run bh_mrc mrc
+rc=$?
+tap_result $(( rc == 0 && $(summary bh_mrc failed) == 0 )) \
+	"spine blackholed 3 s mid-run: no failed job step, every iteration verified"
+tap_result $(( rc == 0 && DURING > 0 )) "... and iterations completed while the spine was dead ($DURING)"
+blackhole_run bh_tcp tcp
+echo "# TCP's run (reference): exit $?, $DURING iterations inside the blackhole"
+fabric_down
+tap_done
