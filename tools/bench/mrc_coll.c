@@ -34,7 +34,7 @@
  *   bcast      rank 0's S bytes (a pattern of the iteration) go down the
  *              tree, forwarded as they arrive; every rank checks them.
  *
- * Iterations: -w WARMUP (default 2) unreported, then -n ITERS (default 20)
+ * Iterations: -w WARMUP (default 3) unreported, then -n ITERS (default 20)
  * or, with -d, as many as start within DURATION_S seconds (-n then caps
  * them).  Each iteration begins with a barrier: a gather to rank 0 (around
  * the ring, to rank 0 in the mesh, up the tree) and a release from rank 0,
@@ -45,7 +45,8 @@
  * a rank's check result travels in the next barrier so that all ranks stop.
  *
  * Output (rank 0 only; other ranks print only errors, -q: nothing), one line
- * per measured iteration, then a summary:
+ * per measured iteration (printed once the next barrier has brought every
+ * rank's check of it: ok=0 if one failed), then a summary:
  *   iter=K t_ms=<start, ms after the first measured start> ms=<time> ok=1
  *   summary op=allreduce transport=mrc ranks=N bytes=S iters=K p50_ms=..
  *           p99_ms=.. max_ms=.. mean_ms=.. interruptions=I deadline_ms=D
@@ -957,11 +958,31 @@ static double g_deadline;
 
 static int setup_done;
 
+/*
+ * Rank 0 prints an iteration's line once the next gather told whether every
+ * rank's check passed: the measured iteration waiting for that, and this
+ * rank's own check of it.
+ */
+static struct {
+	int have, own_bad;
+	long k;
+	double t, ms;
+} pend;
+
+static void print_pending(int ok)
+{
+	if (pend.have && !g.quiet)
+		printf("iter=%ld t_ms=%.3f ms=%.3f ok=%d\n", pend.k, pend.t, pend.ms, ok);
+	pend.have = 0;
+}
+
 /* rank 0, after a connection failure: what ran until then */
 static void summary_failed(void)
 {
-	if (g.rank == 0 && setup_done && !g.quiet)
+	if (g.rank == 0 && setup_done && !g.quiet) {
+		print_pending(!pend.own_bad);
 		summary(times, ntimes, wtimes, nwtimes, g_deadline, 1, 0);
+	}
 }
 
 int main(int argc, char **argv)
@@ -973,7 +994,7 @@ int main(int argc, char **argv)
 	uint32_t flags = 0;
 
 	g.rank = -1;
-	g.warmup = 2;
+	g.warmup = 3;
 	while ((c = getopt(argc, argv, "r:H:t:o:s:n:w:p:P:D:d:U:T:B:qh")) != -1) {
 		switch (c) {
 		case 'r':
@@ -1086,6 +1107,8 @@ int main(int argc, char **argv)
 			bc_prepare();
 		}
 		failed = gather(bad);
+		if (g.rank == 0)
+			print_pending(!failed);
 		if (g.rank == 0) {
 			double t = now_ms();
 
@@ -1136,9 +1159,10 @@ int main(int argc, char **argv)
 						exit(EXIT_USAGE);
 				}
 				times[ntimes++] = t1 - t0;
-				if (!g.quiet)
-					printf("iter=%ld t_ms=%.3f ms=%.3f ok=1\n", g.iter - g.warmup,
-					       t0 - t_first, t1 - t0);
+				pend.have = 1;
+				pend.k = g.iter - g.warmup;
+				pend.t = t0 - t_first;
+				pend.ms = t1 - t0;
 			}
 		}
 		switch (g.op) {
@@ -1151,6 +1175,7 @@ int main(int argc, char **argv)
 		default:
 			bad = bc_verify();
 		}
+		pend.own_bad = bad;
 	}
 	if (g.rank == 0)
 		summary(times, ntimes, wtimes, nwtimes, g_deadline, 0, 1);
