@@ -159,6 +159,19 @@ static const char *errname(int e)
 }
 
 static void summary_failed(void);
+static void print_pending(int ok);
+static int setup_done;
+
+/*
+ * Rank 0 prints an iteration's line once the next gather told whether every
+ * rank's check passed: the measured iteration waiting for that, and this
+ * rank's own check of it.
+ */
+static struct {
+	int have, own_bad;
+	long k;
+	double t, ms;
+} pend;
 
 /*
  * Prints "error=<errno name> iter=K" (unless @e is -1: already said), resets
@@ -169,6 +182,8 @@ static void die_conn(const char *what, int e)
 	struct linger lg = { 1, 0 };
 	int i;
 
+	if (g.rank == 0 && setup_done)
+		print_pending(!pend.own_bad);
 	if (!g.quiet && e != -1)
 		printf("error=%s iter=%ld rank=%d%s%s\n", e ? errname(e) : "EOF", g.iter - g.warmup,
 		       g.rank, what ? " at=" : "", what ? what : "");
@@ -956,19 +971,6 @@ static double *times, *wtimes;
 static long ntimes, nwtimes;
 static double g_deadline;
 
-static int setup_done;
-
-/*
- * Rank 0 prints an iteration's line once the next gather told whether every
- * rank's check passed: the measured iteration waiting for that, and this
- * rank's own check of it.
- */
-static struct {
-	int have, own_bad;
-	long k;
-	double t, ms;
-} pend;
-
 static void print_pending(int ok)
 {
 	if (pend.have && !g.quiet)
@@ -980,7 +982,6 @@ static void print_pending(int ok)
 static void summary_failed(void)
 {
 	if (g.rank == 0 && setup_done && !g.quiet) {
-		print_pending(!pend.own_bad);
 		summary(times, ntimes, wtimes, nwtimes, g_deadline, 1, 0);
 	}
 }
