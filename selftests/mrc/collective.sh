@@ -77,17 +77,17 @@ blackhole_run() {	# NAME TRANSPORT
 	local t0 tb th
 	coll "$1" "$out/hosts4" -t "$2" -o allreduce -s $SIZE -w 3 -d 9 -U 20000 &
 	local cpid=$!
-	# rank 0 prints its first line once the measured iterations start
+	# rank 0 says when the measured iterations start (their t_ms's zero)
 	for _ in $(seq 1 300); do
-		grep -q '^iter=' "$out/$1.0" 2>/dev/null && break
+		grep -q '^start' "$out/$1.0" 2>/dev/null && break
 		sleep 0.1
 	done
-	t0=$(date +%s%3N)
+	t0=$(grep -o 'realtime_ms=[0-9]*' "$out/$1.0" | cut -d= -f2)
+	[ -n "$t0" ] || t0=$(date +%s%3N)
 	sleep 2; fabric_blackhole 2; tb=$(( $(date +%s%3N) - t0 ))
 	sleep 3; th=$(( $(date +%s%3N) - t0 )); fabric_heal 2
 	wait $cpid
 	local rc=$?
-	# iteration lines carry t_ms from the first measured start (~ t0)
 	DURING=$(awk -v b="$tb" -v h="$th" '/^iter=/ {
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		if (v["t_ms"] >= b && v["t_ms"] + v["ms"] <= h) n++ } END { print n + 0 }' "$out/$1.0")

@@ -47,7 +47,8 @@ addr() { ip -n "$1" addr add "$3" dev "$2" nodad 2>/dev/null || ip -n "$1" addr 
 # under qemu TCG, live text patching races with packets in flight on the
 # other vCPU ("Oops: int3" in __dev_queue_xmit), an emulator artifact.
 fabric_pin_keys() {
-	ip netns add mrc-keys 2>/dev/null
+	# once per boot: a second matchall at the same pref would be EEXIST
+	ip netns add mrc-keys 2>/dev/null || return 0
 	tc -n mrc-keys qdisc replace dev lo clsact &&
 	tc -n mrc-keys filter replace dev lo ingress pref 1 matchall action drop &&
 	tc -n mrc-keys filter replace dev lo egress pref 1 matchall action drop

@@ -105,7 +105,9 @@ coll_run() {
 	coll_job "$f" "$t" "$s" -U 30000 "${args[@]}" &
 	local job=$!
 	for _ in $(seq 1 600); do grep -q '^start' "$f" 2>/dev/null && break; sleep 0.1; done
-	t0=$(now_ms)
+	# the clock of the iteration lines' t_ms (rank 0's first measured start)
+	t0=$(grep -o 'realtime_ms=[0-9]*' "$f" | cut -d= -f2)
+	[ -n "$t0" ] || t0=$(now_ms)
 	case $sc in
 	loss|blackhole|flap|straggler)
 		sleep_until "$t0" $(( COLL_AT * 1000 - 1000 ))

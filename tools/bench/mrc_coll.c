@@ -47,6 +47,7 @@
  * Output (rank 0 only; other ranks print only errors, -q: nothing), one line
  * per measured iteration (printed once the next barrier has brought every
  * rank's check of it: ok=0 if one failed), then a summary:
+ *   start realtime_ms=<CLOCK_REALTIME of the first measured start>
  *   iter=K t_ms=<start, ms after the first measured start> ms=<time> ok=1
  *   summary op=allreduce transport=mrc ranks=N bytes=S iters=K p50_ms=..
  *           p99_ms=.. max_ms=.. mean_ms=.. interruptions=I deadline_ms=D
@@ -159,6 +160,18 @@ static const char *errname(int e)
 }
 
 static void summary_failed(void);
+/* When the measured iterations begin, in wall-clock time: a test or bench
+ * places failures against it (t_ms of the iteration lines counts from it). */
+static void print_start(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!g.quiet)
+		printf("start realtime_ms=%lld\n", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	fflush(stdout);
+}
+
 static void print_pending(int ok);
 static int setup_done;
 
@@ -1132,8 +1145,11 @@ int main(int argc, char **argv)
 		}
 		if (flags & REL_STOP)
 			break;
-		if (g.rank == 0)
+		if (g.rank == 0) {
 			t0 = now_ms();
+			if (g.iter == g.warmup)
+				print_start();
+		}
 		switch (g.op) {
 		case OP_ALLREDUCE:
 			ar_run();
