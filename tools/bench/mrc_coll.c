@@ -55,7 +55,9 @@
  * else 10x the median of the warmup iterations (with -w 0: of the first 5
  * measured ones).  A connection failure (send/receive error, EOF, or no
  * progress for STALL_S seconds, default 30) is a failed job step: the rank
- * prints "error=<ERRNO name, or EOF> iter=K", resets its connections so that
+ * prints "error=<ERRNO name, or EOF> iter=K rank=R [at=WHERE]" (K counts the
+ * measured iterations from 0; warmup ones are -WARMUP..-1 and connection
+ * set-up is -WARMUP-1), resets its connections so that
  * every peer fails within moments too, and exits 2; rank 0 still prints a
  * summary (failed=1 ok=0).  A verification failure prints "error=verify ..."
  * and exits 1 on every rank.
@@ -87,6 +89,8 @@
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define EXIT_VERIFY	1
 #define EXIT_CONN	2
@@ -319,7 +323,8 @@ static int new_socket(int af)
 			    g.transport == T_MPTCP ? IPPROTO_MPTCP : 0);
 	if (fd < 0) {
 		if (!g.quiet)
-		printf("error=%s iter=-1 rank=%d at=socket\n", errname(errno), g.rank);
+			printf("error=%s iter=%ld rank=%d at=socket\n", errname(errno),
+			       g.iter - g.warmup, g.rank);
 		exit(EXIT_CONN);
 	}
 	set_opts(fd);
@@ -328,7 +333,7 @@ static int new_socket(int af)
 
 static void add_conn(int fd)
 {
-	if (nconn == (int)(sizeof(conn_fd) / sizeof(conn_fd[0]))) {
+	if (nconn == (int)ARRAY_SIZE(conn_fd)) {
 		fprintf(stderr, "too many connections\n");
 		exit(EXIT_USAGE);
 	}
@@ -513,7 +518,8 @@ static int connect_to(int peer)
 		usleep(50 * 1000);
 	}
 	if (!g.quiet)
-		printf("error=%s iter=-1 rank=%d at=connect peer=%d\n", errname(e), g.rank, peer);
+		printf("error=%s iter=%ld rank=%d at=connect peer=%d\n", errname(e),
+		       g.iter - g.warmup, g.rank, peer);
 	fflush(stdout);
 	die_conn(NULL, -1);
 	return -1;
@@ -532,8 +538,8 @@ static void accept_peers(int lfd, const int *want, int *fd_of, int count)
 
 		if (left <= 0) {
 			if (!g.quiet)
-		printf("error=ETIMEDOUT iter=-1 rank=%d at=accept missing=%d\n", g.rank,
-			       count);
+				printf("error=ETIMEDOUT iter=%ld rank=%d at=accept missing=%d\n",
+				       g.iter - g.warmup, g.rank, count);
 			fflush(stdout);
 			die_conn(NULL, -1);
 		}
@@ -580,8 +586,9 @@ static void setup(void)
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (void *)&ss, len) || listen(lfd, g.n + 16)) {
 		if (!g.quiet)
-		printf("error=%s iter=-1 rank=%d at=listen addr=%s port=%d\n", errname(errno),
-		       g.rank, g.addr[g.rank], g.port + g.rank);
+			printf("error=%s iter=%ld rank=%d at=listen addr=%s port=%d\n",
+			       errname(errno), g.iter - g.warmup, g.rank, g.addr[g.rank],
+			       g.port + g.rank);
 		exit(EXIT_CONN);
 	}
 	set_nonblock(lfd);
@@ -981,9 +988,8 @@ static void print_pending(int ok)
 /* rank 0, after a connection failure: what ran until then */
 static void summary_failed(void)
 {
-	if (g.rank == 0 && setup_done && !g.quiet) {
+	if (g.rank == 0 && setup_done && !g.quiet)
 		summary(times, ntimes, wtimes, nwtimes, g_deadline, 1, 0);
-	}
 }
 
 int main(int argc, char **argv)
@@ -1090,7 +1096,7 @@ int main(int argc, char **argv)
 	times = xmalloc(capt * sizeof(*times));
 	wtimes = xmalloc((g.warmup + 1) * sizeof(*wtimes));
 
-	g.iter = g.warmup - 1;	/* errors before the first iteration: iter=-1 */
+	g.iter = -1;	/* errors while connecting: iter=-WARMUP-1 */
 	setup();
 	setup_done = 1;
 
