@@ -13,7 +13,8 @@
  * rank i (blank lines and lines starting with '#' are skipped); the number
  * of address lines is the number of ranks.  Rank i listens on its address
  * at BASEPORT+i (default 9000+i) and the ranks connect in the collective's
- * pattern, retrying refused connections every 50 ms for 20 s:
+ * pattern, retrying a failed connect every 50 ms for 20 s (peers start at
+ * slightly different times); a rank waits 40 s at most for its peers':
  *   allreduce  ring: i connects to i+1 (mod N), accepts from i-1; data goes
  *              i -> i+1 only
  *   alltoall   full mesh: the lower rank connects to the higher
@@ -21,7 +22,8 @@
  *              children 2i+1 and 2i+2
  * Sockets get TCP_NODELAY / MRC_NODELAY; -P sets MRC_PRIORITY (0 bulk .. 7
  * urgent; AF_MRC only), -U TCP_USER_TIMEOUT / MRC_USER_TIMEOUT, -B both
- * SO_SNDBUF and SO_RCVBUF (to test small buffers).
+ * SO_SNDBUF and SO_RCVBUF (to test small buffers).  Sizes take a K, M or G
+ * suffix (binary).
  *
  * Operations, S = -s BYTES (default 1 MiB):
  *   allreduce  S/4 float32 per rank (S a multiple of 4), ring reduce-scatter
@@ -54,7 +56,9 @@
  * An interruption is an iteration longer than the deadline: -D DEADLINE_MS,
  * else 10x the median of the warmup iterations (with -w 0: of the first 5
  * measured ones).  A connection failure (send/receive error, EOF, or no
- * progress for STALL_S seconds, default 30) is a failed job step: the rank
+ * progress for STALL_S seconds, default 30: this includes a rank waiting in
+ * a barrier for the others, so an iteration longer than STALL_S fails the
+ * job: raise -T for scenarios that allow that) is a failed job step: the rank
  * prints "error=<ERRNO name, or EOF> iter=K rank=R [at=WHERE]" (K counts the
  * measured iterations from 0; warmup ones are -WARMUP..-1 and connection
  * set-up is -WARMUP-1), resets its connections so that
@@ -67,7 +71,8 @@
  *
  * Debugging: MRC_COLL_CORRUPT=RANK:ITER makes RANK corrupt what it sends in
  * iteration ITER (counted from 0, warmup included), which the receivers must
- * catch.
+ * catch (all-reduce: one input element; all-to-all: a byte of the block for
+ * RANK+1; broadcast: only rank 0, a byte of its buffer).
  */
 #include <arpa/inet.h>
 #include <errno.h>
