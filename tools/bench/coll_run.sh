@@ -13,7 +13,8 @@
 # colon) or from HOSTFILE (mrc_coll's format), rank i running in namespace
 # printf(NSFORMAT, i + FIRST): by default mrc-h%d and 1, lib_cluster.sh's
 # names (host n = rank n-1); NSFORMAT "-" runs every rank here.
-# -x passes more options to every rank (e.g. "-d 10 -D 500 -P 7 -p 9100");
+# Without -n, mrc_coll's default (20 iterations, or with -x "-d SECS" as
+# many as fit).  -x passes more options to every rank (e.g. "-d 10 -D 500 -P 7 -p 9100");
 # MRC_COLL_CORRUPT and the rest of the environment pass through.
 #
 # Rank 0's output (its iteration and summary lines, errors) goes to OUTFILE,
@@ -28,8 +29,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/mrc_coll
-transport=mrc op=allreduce size=1048576 iters=20
-out= logdir= hostfile= nsfmt=mrc-h%d first=1 extra= timeout=900 grace=15
+transport=mrc op=allreduce size=1048576 iters=
+outfile='' logdir='' hostfile='' nsfmt=mrc-h%d first=1 extra='' timeout=900 grace=15
 
 usage() {
 	sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -55,7 +56,6 @@ while getopts "t:o:s:n:O:L:W:G:b:x:H:N:I:h" c; do
 	esac
 done
 shift $((OPTIND - 1))
-outfile=${outfile:-}
 [ -x "$bin" ] || { echo "coll_run: no $bin (make -C tools/bench)" >&2; exit 3; }
 
 tmp=$(mktemp -d) || exit 3
@@ -92,22 +92,24 @@ else
 fi
 [ "$n" -gt 0 ] || usage
 
+nopt=
+[ -z "$iters" ] || nopt="-n $iters"
 pids=()
 for ((r = 0; r < n; r++)); do
 	ns=${nss[$r]}
 	# shellcheck disable=SC2086
 	if [ -z "$ns" ] || [ "$ns" = - ]; then
-		"$bin" -r $r -H "$hosts" -t "$transport" -o "$op" -s "$size" -n "$iters" \
+		"$bin" -r $r -H "$hosts" -t "$transport" -o "$op" -s "$size" $nopt \
 			$extra > "$logdir/rank.$r" 2>&1 &
 	else
 		ip netns exec "$ns" "$bin" -r $r -H "$hosts" -t "$transport" -o "$op" \
-			-s "$size" -n "$iters" $extra > "$logdir/rank.$r" 2>&1 &
+			-s "$size" $nopt $extra > "$logdir/rank.$r" 2>&1 &
 	fi
 	pids+=($!)
 done
 
 # wait for all; after the first failure, give the others GRACE_S
-start=$SECONDS fail_at= timed_out=0
+start=$SECONDS fail_at='' timed_out=0
 declare -A rc
 while :; do
 	alive=0
@@ -147,7 +149,7 @@ done
 worst=0
 for ((r = 0; r < n; r++)); do
 	if [ "${rc[$r]}" -ne 0 ]; then
-		[ "${rc[$r]}" -gt $worst ] && worst=${rc[$r]}
+		[ "${rc[$r]}" -gt "$worst" ] && worst=${rc[$r]}
 		echo "coll_run: rank $r (${nss[$r]:--}) exit ${rc[$r]}: $(tail -n 1 "$logdir/rank.$r")" >&2
 	fi
 done
@@ -159,4 +161,4 @@ fi
 [ "$logdir" = "$tmp" ] || cp "$hosts" "$logdir/hosts"
 rm -rf "$tmp"
 [ $timed_out -eq 1 ] && exit 124
-exit $worst
+exit "$worst"

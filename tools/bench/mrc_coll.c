@@ -13,7 +13,8 @@
  * rank i (blank lines and lines starting with '#' are skipped); the number
  * of address lines is the number of ranks.  Rank i listens on its address
  * at BASEPORT+i (default 9000+i) and the ranks connect in the collective's
- * pattern, retrying refused connections every 50 ms for 20 s:
+ * pattern, retrying a failed connect every 50 ms for 20 s (peers start at
+ * slightly different times); a rank waits 40 s at most for its peers':
  *   allreduce  ring: i connects to i+1 (mod N), accepts from i-1; data goes
  *              i -> i+1 only
  *   alltoall   full mesh: the lower rank connects to the higher
@@ -21,7 +22,8 @@
  *              children 2i+1 and 2i+2
  * Sockets get TCP_NODELAY / MRC_NODELAY; -P sets MRC_PRIORITY (0 bulk .. 7
  * urgent; AF_MRC only), -U TCP_USER_TIMEOUT / MRC_USER_TIMEOUT, -B both
- * SO_SNDBUF and SO_RCVBUF (to test small buffers).
+ * SO_SNDBUF and SO_RCVBUF (to test small buffers).  Sizes take a K, M or G
+ * suffix (binary).
  *
  * Operations, S = -s BYTES (default 1 MiB):
  *   allreduce  S/4 float32 per rank (S a multiple of 4), ring reduce-scatter
@@ -55,8 +57,12 @@
  * An interruption is an iteration longer than the deadline: -D DEADLINE_MS,
  * else 10x the median of the warmup iterations (with -w 0: of the first 5
  * measured ones).  A connection failure (send/receive error, EOF, or no
- * progress for STALL_S seconds, default 30) is a failed job step: the rank
- * prints "error=<ERRNO name, or EOF> iter=K", resets its connections so that
+ * progress for STALL_S seconds, default 30: this includes a rank waiting in
+ * a barrier for the others, so an iteration longer than STALL_S fails the
+ * job: raise -T for scenarios that allow that) is a failed job step: the rank
+ * prints "error=<ERRNO name, or EOF> iter=K rank=R [at=WHERE]" (K counts the
+ * measured iterations from 0; warmup ones are -WARMUP..-1 and connection
+ * set-up is -WARMUP-1), resets its connections so that
  * every peer fails within moments too, and exits 2; rank 0 still prints a
  * summary (failed=1 ok=0).  A verification failure prints "error=verify ..."
  * and exits 1 on every rank.
@@ -66,7 +72,8 @@
  *
  * Debugging: MRC_COLL_CORRUPT=RANK:ITER makes RANK corrupt what it sends in
  * iteration ITER (counted from 0, warmup included), which the receivers must
- * catch.
+ * catch (all-reduce: one input element; all-to-all: a byte of the block for
+ * RANK+1; broadcast: only rank 0, a byte of its buffer).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -88,6 +95,8 @@
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define EXIT_VERIFY	1
 #define EXIT_CONN	2
@@ -332,7 +341,8 @@ static int new_socket(int af)
 			    g.transport == T_MPTCP ? IPPROTO_MPTCP : 0);
 	if (fd < 0) {
 		if (!g.quiet)
-		printf("error=%s iter=-1 rank=%d at=socket\n", errname(errno), g.rank);
+			printf("error=%s iter=%ld rank=%d at=socket\n", errname(errno),
+			       g.iter - g.warmup, g.rank);
 		exit(EXIT_CONN);
 	}
 	set_opts(fd);
@@ -341,7 +351,7 @@ static int new_socket(int af)
 
 static void add_conn(int fd)
 {
-	if (nconn == (int)(sizeof(conn_fd) / sizeof(conn_fd[0]))) {
+	if (nconn == (int)ARRAY_SIZE(conn_fd)) {
 		fprintf(stderr, "too many connections\n");
 		exit(EXIT_USAGE);
 	}
@@ -526,7 +536,8 @@ static int connect_to(int peer)
 		usleep(50 * 1000);
 	}
 	if (!g.quiet)
-		printf("error=%s iter=-1 rank=%d at=connect peer=%d\n", errname(e), g.rank, peer);
+		printf("error=%s iter=%ld rank=%d at=connect peer=%d\n", errname(e),
+		       g.iter - g.warmup, g.rank, peer);
 	fflush(stdout);
 	die_conn(NULL, -1);
 	return -1;
@@ -545,8 +556,8 @@ static void accept_peers(int lfd, const int *want, int *fd_of, int count)
 
 		if (left <= 0) {
 			if (!g.quiet)
-		printf("error=ETIMEDOUT iter=-1 rank=%d at=accept missing=%d\n", g.rank,
-			       count);
+				printf("error=ETIMEDOUT iter=%ld rank=%d at=accept missing=%d\n",
+				       g.iter - g.warmup, g.rank, count);
 			fflush(stdout);
 			die_conn(NULL, -1);
 		}
@@ -593,8 +604,9 @@ static void setup(void)
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (void *)&ss, len) || listen(lfd, g.n + 16)) {
 		if (!g.quiet)
-		printf("error=%s iter=-1 rank=%d at=listen addr=%s port=%d\n", errname(errno),
-		       g.rank, g.addr[g.rank], g.port + g.rank);
+			printf("error=%s iter=%ld rank=%d at=listen addr=%s port=%d\n",
+			       errname(errno), g.iter - g.warmup, g.rank, g.addr[g.rank],
+			       g.port + g.rank);
 		exit(EXIT_CONN);
 	}
 	set_nonblock(lfd);
@@ -994,9 +1006,8 @@ static void print_pending(int ok)
 /* rank 0, after a connection failure: what ran until then */
 static void summary_failed(void)
 {
-	if (g.rank == 0 && setup_done && !g.quiet) {
+	if (g.rank == 0 && setup_done && !g.quiet)
 		summary(times, ntimes, wtimes, nwtimes, g_deadline, 1, 0);
-	}
 }
 
 int main(int argc, char **argv)
@@ -1103,7 +1114,7 @@ int main(int argc, char **argv)
 	times = xmalloc(capt * sizeof(*times));
 	wtimes = xmalloc((g.warmup + 1) * sizeof(*wtimes));
 
-	g.iter = g.warmup - 1;	/* errors before the first iteration: iter=-1 */
+	g.iter = -1;	/* errors while connecting: iter=-WARMUP-1 */
 	setup();
 	setup_done = 1;
 
