@@ -13,21 +13,25 @@
 
 COLL=$repo/tools/bench/mrc_coll
 COLL_RATE=${MRC_BENCH_COLL_RATE:-8}	# Mbit/s of every spine link
-COLL_SECS=${MRC_BENCH_COLL_SECS:-14}	# a failure scenario's run
+COLL_SECS=${MRC_BENCH_COLL_SECS:-12}	# a failure scenario's run
 COLL_AT=${MRC_BENCH_COLL_AT:-3}		# the impairment starts at
 COLL_SCEN=${MRC_BENCH_COLL_SCEN:-clean loss blackhole flap straggler contended}
 COLL_BIG=${MRC_BENCH_COLL_BIG:-1}	# also 16 MiB, clean, one rep
 
-# spine_tx I: bytes spine I has sent toward all leaves
-spine_tx() {
-	ip netns exec "$(ns_spine "$1")" awk '{ sub(/:/, " ") } $1 ~ /^l[0-9]/ { n += $10 } END { print n + 0 }' /proc/net/dev
+# spines_tx: bytes each spine has sent toward the leaves, a line each (one
+# process: the holders' /proc/PID/net/dev, no netns exec under TCG)
+spines_tx() {
+	local i files=()
+	for i in $(seq 1 "$FABRIC_SPINES"); do files+=("/proc/${SPINE_HOLD[i]}/net/dev"); done
+	awk 'FNR == 1 { f++ } { sub(/:/, " ") } $1 ~ /^l[0-9]/ { n[f] += $10 }
+		END { for (i = 1; i <= f; i++) print n[i] + 0 }' "${files[@]}"
 }
-busiest_spine() {	# SECS: the spine that sent the most in that many seconds
-	local i a=() b=()
-	for i in $(seq 1 "$FABRIC_SPINES"); do a[i]=$(spine_tx "$i"); done
+# busiest_spine SECS: the spine that sent the most in that many seconds
+busiest_spine() {
+	local a
+	a=$(spines_tx)
 	sleep "$1"
-	for i in $(seq 1 "$FABRIC_SPINES"); do b[i]=$(spine_tx "$i"); done
-	for i in $(seq 1 "$FABRIC_SPINES"); do echo "$i $((b[i] - a[i]))"; done | sort -k2 -n -r | head -n 1 | cut -d' ' -f1
+	paste <(echo "$a") <(spines_tx) | awk '$2 - $1 > m { m = $2 - $1; best = NR } END { print best + 0 }'
 }
 sleep_until() {	# T0_MS AT_MS
 	local lt=$(( $2 - ($(now_ms) - $1) ))
@@ -50,6 +54,11 @@ done > "$TMPD/ranks"
 RANK_NS=()
 for n in $(seq 1 $CLUSTER_HOSTS); do
 	[ $(( (n - 1) % 3 )) -lt 2 ] && RANK_NS+=("$(ns_host "$n")")
+done
+SPINE_HOLD=()
+for i in $(seq 1 "$SPINES"); do
+	ip netns exec "$(ns_spine "$i")" sleep 1000000 &
+	SPINE_HOLD[i]=$!
 done
 shape_coll
 echo "coll_rate_mbit $COLL_RATE" >> "$OUT/meta.txt"
@@ -96,6 +105,8 @@ coll_run() {
 	f=$TMPD/coll_${sc}_${t}_${s}_$rep.txt
 	case $sc in
 	clean) args=(-w 2 -n 8); [ "$s" -gt $((1 << 20)) ] && args=(-w 0 -n 2) ;;
+	# a starved guest can start the failure late: room for its heal
+	blackhole|flap) args=(-w 2 -d $((COLL_SECS + 6))) ;;
 	*) args=(-w 2 -d "$COLL_SECS") ;;
 	esac
 	[ -n "$dl" ] && args+=(-D "$dl")
@@ -112,6 +123,7 @@ coll_run() {
 	loss|blackhole|flap|straggler)
 		sleep_until "$t0" $(( COLL_AT * 1000 - 1000 ))
 		spine=$(busiest_spine 1)
+		[ "$spine" -gt 0 ] || spine=1
 		fail=$(( $(now_ms) - t0 ))
 		case $sc in
 		loss) fabric_shape "$spine" "${COLL_RATE}mbit" - 1% ;;

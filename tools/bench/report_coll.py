@@ -143,8 +143,9 @@ def plots(runs, out, plt, colors):
             continue
         r = rs[0]
         xs = [(s + ms) / 1000 for s, ms in r["iterations"]]
+        longest = max((ms for _, ms in r["iterations"]), default=0)
         ax.plot(xs, [ms for _, ms in r["iterations"]], ".-", color=colors[t], lw=0.8, ms=3,
-                label=f"{t.upper()} (longest {r['max_ms']:.0f} ms)")
+                label=f"{t.upper()} (longest {longest:.0f} ms)")
         if t == "mrc":
             ax.axvspan(r["fail_ms"] / 1000, r["heal_ms"] / 1000, color="grey", alpha=0.2,
                        label="a spine blackholed (MRC's run)")
