@@ -197,7 +197,7 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
  * @skb: packet starting at the MRC header, with MRC_HEADROOM headroom
  * @ev: UDP source port: the entropy value that picks the path
  * @dport: UDP destination port (the peer's tunnel port)
- * @tos: ECN bits of the outer header (ECT(0) for data when ECN is on)
+ * @tos: TOS / traffic class of the outer header: DSCP and ECN bits
  *
  * The route lookup carries @ev as the flow's source port, so that multipath
  * routes on this host spread EVs as the fabric does.  Consumes @skb.
@@ -277,11 +277,26 @@ static struct sk_buff *mrc_alloc_packet(unsigned int payload)
 	return skb;
 }
 
+/*
+ * The outer TOS / traffic class: ECN bits, and the namespace's urgent DSCP on
+ * urgent packets (the priority in their header), so that a fabric configured
+ * for that class queues them ahead of bulk traffic on every hop.
+ */
+static u8 mrc_outer_tos(const struct mrc_sock *msk, const struct sk_buff *skb, bool ect)
+{
+	const struct mrchdr *h = (const struct mrchdr *)skb->data;
+	u8 tos = ect ? INET_ECN_ECT_0 : 0;
+
+	if (h->priority >= MRC_PRIO_HIGH)
+		tos |= READ_ONCE(msk->mn->cfg.urgent_dscp) << 2;
+	return tos;
+}
+
 static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, u16 port, bool ect)
 {
 	msk->stats.packets_sent++;
 	return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb, port,
-			  msk->udp_dport, ect ? INET_ECN_ECT_0 : 0);
+			  msk->udp_dport, mrc_outer_tos(msk, skb, ect));
 }
 
 static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)

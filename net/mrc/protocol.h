@@ -164,6 +164,7 @@ extern const char *const mrc_counter_names[__MRC_C_MAX];
  * @user_timeout_ms: default MRC_USER_TIMEOUT
  * @dctcp_shift: DCTCP gain g = 1 / 2^shift
  * @delay_target_us: queueing delay over base RTT that the CC tolerates
+ * @urgent_dscp: DSCP of urgent packets' outer header (0: unmarked)
  *
  * Written under mrc_net.lock as a whole; readers copy it with READ_ONCE per
  * field (a new connection may mix old and new values of a concurrent set).
@@ -183,6 +184,7 @@ struct mrc_config {
 	u32	user_timeout_ms;
 	u32	dctcp_shift;
 	u32	delay_target_us;
+	u8	urgent_dscp;
 };
 
 /**

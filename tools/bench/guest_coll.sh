@@ -37,11 +37,25 @@ sleep_until() {	# T0_MS AT_MS
 	local lt=$(( $2 - ($(now_ms) - $1) ))
 	[ $lt -gt 0 ] && sleep "$((lt / 1000)).$(printf '%03d' $((lt % 1000)))"
 }
-shape_coll() {	# every spine at COLL_RATE, SPINE (if given) at RATE2 / with NETEM
-	local i
+# shape_coll: every spine link at COLL_RATE through a priority queue (tbf,
+# prio under it): packets with the urgent DSCP go first, the rest FIFO, as a
+# fabric with a traffic class for collectives does.  One tc batch a spine.
+URGENT_DSCP=${MRC_BENCH_COLL_DSCP:-46}
+shape_coll() {
+	local i ifname b
 	for i in $(seq 1 "$FABRIC_SPINES"); do
-		fabric_shape "$i" "${COLL_RATE}mbit" - || return 1
+		for ifname in $(spine_links); do
+			echo "qdisc del dev $ifname root"
+			echo "qdisc add dev $ifname root handle 1: tbf rate ${COLL_RATE}mbit burst 32kb latency 50ms"
+			echo "qdisc add dev $ifname parent 1:1 handle 10: prio"
+			# each band as shallow as tbf's own queue (50 ms at 8 Mbit/s)
+			for b in 1 2 3; do
+				echo "qdisc add dev $ifname parent 10:$b pfifo limit $((COLL_RATE * 50 / 12 + 4))"
+			done
+			echo "filter add dev $ifname parent 10: protocol ip prio 1 u32 match ip dsfield $((URGENT_DSCP << 2)) 0xfc flowid 10:1"
+		done | tc -n "$(ns_spine "$i")" -force -batch - 2>&1 | grep -v 'Cannot delete qdisc with handle of zero\|Command failed' >&2
 	done
+	return 0
 }
 
 log "collectives: 12 hosts on 4 leaves, $SPINES spines at $COLL_RATE Mbit/s; 8 ranks (hosts 1-2 of each leaf)"
@@ -61,6 +75,12 @@ for i in $(seq 1 "$SPINES"); do
 	SPINE_HOLD[i]=$!
 done
 shape_coll
+# urgent MRC packets carry the DSCP the spines queue first (MRC_PRIORITY >= 4)
+for n in $(seq 1 $CLUSTER_HOSTS); do
+	"$MRCCTL" -n "$(ns_host "$n")" config set urgent-dscp "$URGENT_DSCP" > /dev/null ||
+		log "cannot set urgent-dscp in $(ns_host "$n")"
+done
+echo "coll_urgent_dscp $URGENT_DSCP" >> "$OUT/meta.txt"
 echo "coll_rate_mbit $COLL_RATE" >> "$OUT/meta.txt"
 echo "coll_secs $COLL_SECS coll_at $COLL_AT" >> "$OUT/meta.txt"
 

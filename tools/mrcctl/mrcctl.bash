@@ -2,7 +2,8 @@
 # bash completion for mrcctl(8)
 
 _mrcctl_keys="udp-port ev-count ev-port-min ev-port-max retire-losses ecn redundancy
-probe-interval-ms min-rto-us max-rto-us init-cwnd user-timeout-ms dctcp-shift delay-target-us"
+probe-interval-ms min-rto-us max-rto-us init-cwnd user-timeout-ms dctcp-shift delay-target-us
+urgent-dscp"
 
 _mrcctl()
 {

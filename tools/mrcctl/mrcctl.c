@@ -796,6 +796,7 @@ static const struct config_key config_keys[] = {
 	{ "user-timeout-ms",	MRC_A_CONFIG_USER_TIMEOUT_MS,	4, "" },
 	{ "dctcp-shift",	MRC_A_CONFIG_DCTCP_SHIFT,	4, "" },
 	{ "delay-target-us",	MRC_A_CONFIG_DELAY_TARGET_US,	4, "" },
+	{ "urgent-dscp",	MRC_A_CONFIG_URGENT_DSCP,	1, "" },
 };
 
 #define N_CONFIG ARRAY_SIZE(config_keys)
@@ -1919,7 +1920,8 @@ static void usage(FILE *out)
 		"           -o may follow OBJECT too)\n"
 		"KEY := { udp-port | ev-count | ev-port-min | ev-port-max | retire-losses |\n"
 		"         ecn | redundancy | probe-interval-ms | min-rto-us | max-rto-us |\n"
-		"         init-cwnd | user-timeout-ms | dctcp-shift | delay-target-us }\n",
+		"         init-cwnd | user-timeout-ms | dctcp-shift | delay-target-us |\n"
+		"         urgent-dscp }\n",
 		prog);
 }
 
