@@ -41,16 +41,16 @@ sleep_until() {	# T0_MS AT_MS
 # prio under it): packets with the urgent DSCP go first, the rest FIFO, as a
 # fabric with a traffic class for collectives does.  One tc batch a spine.
 URGENT_DSCP=${MRC_BENCH_COLL_DSCP:-46}
-shape_coll() {
-	local i ifname b
+shape_coll() {	# [RATE]: Mbit/s, COLL_RATE by default
+	local i ifname b rate=${1:-$COLL_RATE}
 	for i in $(seq 1 "$FABRIC_SPINES"); do
 		for ifname in $(spine_links); do
 			echo "qdisc del dev $ifname root"
-			echo "qdisc add dev $ifname root handle 1: tbf rate ${COLL_RATE}mbit burst 32kb latency 50ms"
+			echo "qdisc add dev $ifname root handle 1: tbf rate ${rate}mbit burst 32kb latency 50ms"
 			echo "qdisc add dev $ifname parent 1:1 handle 10: prio"
 			# each band as shallow as tbf's own queue (50 ms at 8 Mbit/s)
 			for b in 1 2 3; do
-				echo "qdisc add dev $ifname parent 10:$b pfifo limit $((COLL_RATE * 50 / 12 + 4))"
+				echo "qdisc add dev $ifname parent 10:$b pfifo limit $((rate * 50 / 12 + 4))"
 			done
 			echo "filter add dev $ifname parent 10: protocol ip prio 1 u32 match ip dsfield $((URGENT_DSCP << 2)) 0xfc flowid 10:1"
 		done | tc -n "$(ns_spine "$i")" -force -batch - 2>&1 | grep -v 'Cannot delete qdisc with handle of zero\|Command failed' >&2
@@ -99,7 +99,11 @@ coll_job() {
 }
 
 # bulk_start / bulk_stop: host 3 of leaf k sends to host 3 of leaf k+1 (a
-# ring of 4 MRC flows across the spines, bulk priority) for the contended run
+# ring of 4 MRC flows at bulk priority, sprayed over every spine as the
+# all-reduce is) for the contended runs.
+# The spines' rate in the contended runs: low enough that the network, not
+# the emulated CPU, limits the all-reduce, or queueing has nothing to show.
+CONT_RATE=${MRC_BENCH_COLL_CONT_RATE:-2}
 bulk_start() {
 	local k dst
 	BULK=()
@@ -132,7 +136,7 @@ coll_run() {
 	[ -n "$dl" ] && args+=(-D "$dl")
 	case $sc in contended-prio) prio=(-P 7) ;; contended*) prio=(-P 0) ;; esac
 	[ "$t" = mrc ] && [ -n "$prio" ] && args+=("${prio[@]}")
-	case $sc in contended*) bulk_start ;; esac
+	case $sc in contended*) shape_coll "$CONT_RATE"; bulk_start ;; esac
 	coll_job "$f" "$t" "$s" -U 30000 "${args[@]}" &
 	local job=$!
 	for _ in $(seq 1 600); do grep -q '^start' "$f" 2>/dev/null && break; sleep 0.1; done
@@ -160,7 +164,16 @@ coll_run() {
 	esac
 	wait $job
 	rc=$?
-	case $sc in contended*) bulk_stop ;; esac
+	case $sc in contended*)
+		bulk_stop
+		# how much went through each priority band of the spines
+		for i in $(seq 1 "$FABRIC_SPINES"); do
+			echo "spine $i"; tc -s -n "$(ns_spine "$i")" qdisc show
+		done > "$OUT/coll_${sc}_${t}_$rep.tc"
+		"$MRCCTL" -n "${RANK_NS[0]}" stats > "$OUT/coll_${sc}_${t}_$rep.stats" 2>&1
+		shape_coll
+		;;
+	esac
 	case $sc in loss|straggler) shape_coll ;; esac
 	cp "$f" "$OUT/"
 	printf '%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n' "$sc" "$t" "$s" "$rep" "$rc" "$spine" "$fail" "$heal" \
@@ -170,7 +183,7 @@ coll_run() {
 
 : > "$OUT/coll.tsv"
 for rep in $(seq 1 "$REPS"); do
-	for t in mrc tcp mptcp; do
+	for t in ${MRC_BENCH_COLL_TRANSPORTS:-mrc tcp mptcp}; do
 		coll_run clean "$t" $((1 << 20)) "$rep"
 		# the deadline of an iteration: 10x this rep's clean median
 		p50=$(grep -o 'p50_ms=[0-9.]*' "$TMPD/coll_clean_${t}_$((1 << 20))_$rep.txt" | cut -d= -f2)
