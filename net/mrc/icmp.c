@@ -38,10 +38,11 @@ int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb)
 static bool mrc_icmp_matches(const struct mrc_sock *msk, const void *iph,
 			     const struct mrchdr *h)
 {
-	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED ||
-	    msk->state == MRC_STATE_LISTEN)
+	u8 state = READ_ONCE(msk->state);
+
+	if (state == MRC_STATE_DONE || state == MRC_STATE_CLOSED || state == MRC_STATE_LISTEN)
 		return false;
-	if (h->dst_id && ntohl(h->dst_id) != msk->remote_id)
+	if (h->dst_id && ntohl(h->dst_id) != READ_ONCE(msk->remote_id))
 		return false;
 	if (msk->family == AF_INET)
 		return ((const struct iphdr *)iph)->daddr == msk->remote.v4.sin_addr.s_addr &&

@@ -124,6 +124,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->snd_una = server_isn + 1;
 	child->snd_nxt = server_isn + 1;
 	child->progress_stamp = jiffies;
+	child->xmit_stamp = jiffies;
 	child->rcv_stamp = jiffies;
 	child->last_tsval = ntohl(h->tsval);
 	/* the clock our SYNACK's tsval came from: the client echoes it */

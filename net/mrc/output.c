@@ -165,7 +165,7 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	h->version = MRC_VERSION;
 	h->type = type;
 	h->flags = flags;
-	h->priority = msk->priority;
+	h->priority = mrc_sock_prio(msk);
 	h->sport = l->sa.sa_family == AF_INET6 ? l->v6.sin6_port : l->v4.sin_port;
 	h->dport = r->sa.sa_family == AF_INET6 ? r->v6.sin6_port : r->v4.sin_port;
 	h->src_id = htonl(msk->local_id);
@@ -406,6 +406,9 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
 	MRC_SKB_CB(skb)->psn = msk->snd_nxt;
 	if (mrc_xmit(msk, skb, ev_idx))
 		return -ENOBUFS;
+	/* from idle: the user timeout counts from now (mrc_user_deadline()) */
+	if (msk->snd_una == msk->snd_nxt)
+		msk->xmit_stamp = jiffies;
 	msk->snd_nxt++;
 	msk->in_flight++;
 	msk->send_head = skb_queue_is_last(&sk->sk_write_queue, skb) ?

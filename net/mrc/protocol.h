@@ -359,7 +359,8 @@ struct mrc_sock {
 	u32			local_id;	/* immutable once hashed */
 	u32			remote_id;	/* 0, then the peer's, once
 						 * (WRITE_ONCE; read locklessly
-						 * by mrc_from_stranger())
+						 * by mrc_from_stranger() and
+						 * mrc_icmp_matches())
 						 */
 	u16			udp_dport;	/* peer's tunnel UDP port */
 
@@ -392,6 +393,7 @@ struct mrc_sock {
 	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
+	unsigned long		xmit_stamp;	/* jiffies: data went out after idle */
 	unsigned long		rcv_stamp;	/* jiffies of the peer's last packet */
 	u32			keepidle;	/* jiffies; 0: the netns's TCP default */
 	u32			keepintvl;	/* jiffies; 0: the netns's TCP default */
@@ -445,6 +447,12 @@ struct mrc_sock {
 static inline struct mrc_sock *mrc_sk(const struct sock *sk)
 {
 	return (struct mrc_sock *)sk;
+}
+
+/* A socket's priority: MRC_PRIORITY, else SO_PRIORITY (capped at 7) */
+static inline u8 mrc_sock_prio(const struct mrc_sock *msk)
+{
+	return msk->priority ?: min_t(u32, READ_ONCE(msk->sk.sk_priority), 7);
 }
 
 extern u64 mrc_clock_offset_us;	/* af_mrc.c: test knob, 0 by default */

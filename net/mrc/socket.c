@@ -375,6 +375,7 @@ static int mrc_connect(struct socket *sock, struct sockaddr *uaddr, int len, int
 	msk->snd_una = msk->iss + 1;
 	msk->snd_nxt = msk->iss + 1;
 	msk->progress_stamp = jiffies;
+	msk->xmit_stamp = jiffies;
 	mrc_set_state(msk, MRC_STATE_SYN_SENT);
 	sock->state = SS_CONNECTING;
 	mrc_send_ctrl(msk, MRC_T_SYN, 0, NULL, 0);
@@ -700,7 +701,7 @@ static int mrc_fill_tail(struct mrc_sock *msk, struct msghdr *msg, size_t len, u
 /* Priority of this send: cmsg (SEQPACKET), MRC_PRIORITY, else SO_PRIORITY. */
 static int mrc_send_prio(struct mrc_sock *msk, struct msghdr *msg)
 {
-	int prio = msk->priority ?: min_t(u32, READ_ONCE(msk->sk.sk_priority), 7);
+	int prio = mrc_sock_prio(msk);
 	struct cmsghdr *cmsg;
 
 	if (!msg->msg_controllen)

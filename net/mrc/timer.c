@@ -15,13 +15,22 @@
 #define MRC_RTO_SLACK_US	10000
 
 /*
- * The RTO must outlast the slowest active path, not the blend of all paths'
- * samples: packets sprayed onto a slow path would else time out and be
- * resent while on their way.  Losses are found by the EV rules long before;
- * the RTO is the last resort, so it errs on the long side.
+ * The user timeout counts from the later of the last progress and the moment
+ * data went out after an idle spell (TCP counts from the oldest unacked
+ * segment's first transmission): a connection idle for longer than its user
+ * timeout has not failed until what it sends next goes unanswered.
  */
+static unsigned long mrc_user_deadline(const struct mrc_sock *msk)
+{
+	unsigned long base = msk->progress_stamp;
+
+	if (time_after(msk->xmit_stamp, base))
+		base = msk->xmit_stamp;
+	return base + msecs_to_jiffies(msk->user_timeout_ms);
+}
+
 /*
- * Never sleep past the user timeout while data is outstanding (TCP's
+ * Never sleep past the user timeout while data is outstanding (as TCP's
  * tcp_clamp_rto_to_user_timeout()): the connection ends when the user said,
  * not up to one backed-off RTO later.
  */
@@ -33,12 +42,18 @@ static unsigned long mrc_clamp_to_user_timeout(const struct mrc_sock *msk,
 	if (!msk->user_timeout_ms || msk->snd_una == msk->snd_nxt)
 		return expires;
 	/* mrc_user_timed_out() wants jiffies strictly after the deadline */
-	deadline = msk->progress_stamp + msecs_to_jiffies(msk->user_timeout_ms) + 1;
+	deadline = mrc_user_deadline(msk) + 1;
 	if (time_before(deadline, jiffies + 1))
 		deadline = jiffies + 1;
 	return time_before(deadline, expires) ? deadline : expires;
 }
 
+/*
+ * The RTO must outlast the slowest active path, not the blend of all paths'
+ * samples: packets sprayed onto a slow path would else time out and be
+ * resent while on their way.  Losses are found by the EV rules long before;
+ * the RTO is the last resort, so it errs on the long side.
+ */
 void mrc_arm_rto(struct mrc_sock *msk)
 {
 	struct sk_buff *head = skb_peek(&msk->sk.sk_write_queue);
@@ -171,8 +186,7 @@ void mrc_orphan_fin_wait(struct mrc_sock *msk)
 
 static bool mrc_user_timed_out(struct mrc_sock *msk)
 {
-	return msk->user_timeout_ms &&
-	       time_after(jiffies, msk->progress_stamp + msecs_to_jiffies(msk->user_timeout_ms));
+	return msk->user_timeout_ms && time_after(jiffies, mrc_user_deadline(msk));
 }
 
 /**

@@ -12,6 +12,8 @@
  * bytes received in each MS interval ("tick t_ms=... bytes=..."), after
  * "start realtime=SECONDS", the wall-clock time of tick 0.
  * The sender prints "sent=N" or the errno of the failure.
+ * -W MS (sender) idles that long after connecting, before it sends: a user
+ * timeout shorter than the idle spell must not count it.
  * -K SECS (sender) turns keepalive on (TCP_KEEPIDLE and TCP_KEEPINTVL SECS,
  * TCP_KEEPCNT 2), sends its BYTES and then waits, idle, for the connection
  * to fail: it prints "idle error=..." (or "idle closed").
@@ -236,7 +238,8 @@ static void keepalive_on(int fd, int secs)
 }
 
 static int sender(const char *host, int port, int kind, unsigned long long total,
-		  int user_timeout, int evs, int bidir, int tick_ms, double secs, int keep_s)
+		  int user_timeout, int evs, int bidir, int tick_ms, double secs, int keep_s,
+		  int idle_ms)
 {
 	unsigned long long sent;
 	static unsigned char buf[1 << 16];
@@ -258,6 +261,8 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 	}
 	if (bidir)
 		return bidirectional(fd, total, tick_ms);
+	if (idle_ms)
+		usleep(idle_ms * 1000);
 	if (keep_s)
 		keepalive_on(fd, keep_s);
 	if (send_all(fd, total, secs > 0 ? mrc_now_s() + secs : 0, &sent))
@@ -277,11 +282,11 @@ int main(int argc, char **argv)
 {
 	unsigned long long total = 1 << 20;
 	int opt, listen_mode = 0, port = 7000, v6 = 0, kind = 'A', tick = 0, ut = 0, evs = 0;
-	int bidir = 0, keep_s = 0;
+	int bidir = 0, keep_s = 0, idle_ms = 0;
 	double secs = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -296,6 +301,7 @@ int main(int argc, char **argv)
 		case 'b': bidir = 1; break;
 		case 'd': secs = atof(optarg); break;
 		case 'K': keep_s = atoi(optarg); break;
+		case 'W': idle_ms = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;
@@ -307,5 +313,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "need -l or -c ADDR\n");
 		return 2;
 	}
-	return sender(host, port, kind, total, ut, evs, bidir, tick, secs, keep_s);
+	return sender(host, port, kind, total, ut, evs, bidir, tick, secs, keep_s, idle_ms);
 }

@@ -33,7 +33,7 @@ trap 'kill $(jobs -p) 2>/dev/null; fabric_down; restore_module; rm -rf "$out"' E
 BIG=${MRC_BIG_BYTES:-$((64 << 20))}
 SMALL=$((4 << 20))
 
-tap_plan 16
+tap_plan 17
 fabric_up 1 || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 
 # bidir DST PORT BYTES: both sides send BYTES of the pattern at once, each
@@ -62,9 +62,9 @@ tap_result $(( $? == 0 )) "IPv4: $((BIG >> 20)) MiB each way at once arrive inta
 bidir $B6 7001 $BIG
 tap_result $(( $? == 0 )) "IPv6: $((BIG >> 20)) MiB each way at once arrive intact"
 
-# netem_xfer "NETEM ARGS" PORT: a one-way transfer a -> b of SMALL bytes with
-# netem on the spine (both directions); sets RETX (a's retransmissions) and
-# DUP (duplicates b received).
+# netem_xfer "NETEM ARGS" PORT [SENDER OPTIONS]: a one-way transfer a -> b of
+# SMALL bytes with netem on the spine (both directions); sets RETX (a's
+# retransmissions) and DUP (duplicates b received).
 netem_xfer() {
 	local t0 rc_tx rc_rx r0 d0
 	fabric_netem 1 "$1" || return 1
@@ -72,7 +72,8 @@ netem_xfer() {
 	d0=$(mrc_stat $NS_B RxDuplicate)
 	t0=$(now)
 	xfer_start $NS_B "$2" "$out/rx" || { cat "$out/rx"; return 1; }
-	timeout 120 ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$2" -n $SMALL > "$out/tx" 2>&1
+	# shellcheck disable=SC2086
+	timeout 120 ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$2" -n $SMALL ${3:-} > "$out/tx" 2>&1
 	rc_tx=$?
 	wait_for $XFER_PID 20
 	rc_rx=$?
@@ -98,6 +99,10 @@ netem_xfer "corrupt 1%" 7014
 tap_result $(( $? == 0 && RETX > 0 )) "1% corruption: $((SMALL >> 20)) MiB arrive intact, corrupted packets resent ($RETX)"
 netem_xfer "delay 5ms 3ms" 7015
 tap_result $(( $? == 0 )) "jitter (5 ms +- 3 ms): $((SMALL >> 20)) MiB arrive intact"
+# The user timeout counts from the send after an idle spell, not from the
+# last progress before it (that would end the connection at its first send)
+netem_xfer "delay 40ms" 7016 "-U 1000 -W 2500"
+tap_result $(( $? == 0 )) "idle 2.5 s with a 1 s user timeout, then a send over an 80 ms RTT: intact"
 
 # The peer's namespace disappears under a connection: blackhole the path
 # first (so the dying peer's RST cannot arrive), kill the peer and delete
