@@ -9,34 +9,14 @@
 # the impairment starts (TCP's flows are pinned: a spine they do not cross
 # would show nothing).  Raw: coll.tsv (one line a run) and each run's
 # iteration lines (coll_<scenario>_<transport>_<size>_<rep>.txt).
-. ./lib_cluster.sh
+. "$repo/tools/bench/colllib.sh"
 
-COLL=$repo/tools/bench/mrc_coll
 COLL_RATE=${MRC_BENCH_COLL_RATE:-8}	# Mbit/s of every spine link
 COLL_SECS=${MRC_BENCH_COLL_SECS:-12}	# a failure scenario's run
 COLL_AT=${MRC_BENCH_COLL_AT:-3}		# the impairment starts at
 COLL_SCEN=${MRC_BENCH_COLL_SCEN:-clean loss blackhole flap straggler contended}
 COLL_BIG=${MRC_BENCH_COLL_BIG:-1}	# also 16 MiB, clean, one rep
 
-# spines_tx: bytes each spine has sent toward the leaves, a line each (one
-# process: the holders' /proc/PID/net/dev, no netns exec under TCG)
-spines_tx() {
-	local i files=()
-	for i in $(seq 1 "$FABRIC_SPINES"); do files+=("/proc/${SPINE_HOLD[i]}/net/dev"); done
-	awk 'FNR == 1 { f++ } { sub(/:/, " ") } $1 ~ /^l[0-9]/ { n[f] += $10 }
-		END { for (i = 1; i <= f; i++) print n[i] + 0 }' "${files[@]}"
-}
-# busiest_spine SECS: the spine that sent the most in that many seconds
-busiest_spine() {
-	local a
-	a=$(spines_tx)
-	sleep "$1"
-	paste <(echo "$a") <(spines_tx) | awk '$2 - $1 > m { m = $2 - $1; best = NR } END { print best + 0 }'
-}
-sleep_until() {	# T0_MS AT_MS
-	local lt=$(( $2 - ($(now_ms) - $1) ))
-	[ $lt -gt 0 ] && sleep "$((lt / 1000)).$(printf '%03d' $((lt % 1000)))"
-}
 # shape_coll: every spine link at COLL_RATE through a priority queue (tbf,
 # prio under it): packets with the urgent DSCP go first, the rest FIFO, as a
 # fabric with a traffic class for collectives does.  One tc batch a spine.
@@ -59,21 +39,8 @@ shape_coll() {	# [RATE]: Mbit/s, COLL_RATE by default
 }
 
 log "collectives: 12 hosts on 4 leaves, $SPINES spines at $COLL_RATE Mbit/s; 8 ranks (hosts 1-2 of each leaf)"
-fabric_down
-cluster_up 3 4 "$SPINES" || { log "cannot build the cluster"; exit 1; }
+coll_setup 3 || { log "cannot build the cluster"; exit 1; }
 cluster_mptcp || { log "cannot add the MPTCP endpoints"; exit 1; }
-for n in $(seq 1 $CLUSTER_HOSTS); do
-	[ $(( (n - 1) % 3 )) -lt 2 ] && cluster_host_addr "$n"
-done > "$TMPD/ranks"
-RANK_NS=()
-for n in $(seq 1 $CLUSTER_HOSTS); do
-	[ $(( (n - 1) % 3 )) -lt 2 ] && RANK_NS+=("$(ns_host "$n")")
-done
-SPINE_HOLD=()
-for i in $(seq 1 "$SPINES"); do
-	ip netns exec "$(ns_spine "$i")" sleep 1000000 &
-	SPINE_HOLD[i]=$!
-done
 shape_coll
 # urgent MRC packets carry the DSCP the spines queue first (MRC_PRIORITY >= 4)
 for n in $(seq 1 $CLUSTER_HOSTS); do
@@ -83,20 +50,6 @@ done
 echo "coll_urgent_dscp $URGENT_DSCP" >> "$OUT/meta.txt"
 echo "coll_rate_mbit $COLL_RATE" >> "$OUT/meta.txt"
 echo "coll_secs $COLL_SECS coll_at $COLL_AT" >> "$OUT/meta.txt"
-
-# coll_job FILE TRANSPORT SIZE ARGS...: the 8 ranks; rank 0's lines in FILE
-coll_job() {
-	local f=$1 t=$2 s=$3 r pids=() bad=0
-	shift 3
-	for r in 7 6 5 4 3 2 1; do
-		ip netns exec "${RANK_NS[r]}" "$COLL" -q -r $r -H "$TMPD/ranks" -t "$t" -s "$s" -p 9100 "$@" &
-		pids+=($!)
-	done
-	ip netns exec "${RANK_NS[0]}" "$COLL" -r 0 -H "$TMPD/ranks" -t "$t" -s "$s" -p 9100 "$@" > "$f" 2>&1 &
-	pids+=($!)
-	for r in "${pids[@]}"; do wait "$r" || bad=$((bad + 1)); done
-	return $bad
-}
 
 # bulk_start / bulk_stop: host 3 of leaf k sends to host 3 of leaf k+1 (a
 # ring of 4 MRC flows at bulk priority, sprayed over every spine as the

@@ -4,7 +4,8 @@
 # tools/demo/guest.sh there (its output streams here live).  Everything it
 # prints and the raw per-100 ms delivery ticks land in results/demo/.
 # Knobs (environment): MRC_DEMO_RATE_MBIT (8, each spine), MRC_DEMO_SECS (24),
-# MRC_DEMO_FAIL_AT (8), MRC_DEMO_HEAL_AT (16), MRC_DEMO_SPINE (2).
+# MRC_DEMO_FAIL_AT (8), MRC_DEMO_HEAL_AT (16), MRC_DEMO_SPINE (2),
+# MRC_DEMO_COLL_SECS (12: the all-reduce segment).
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${MRC_DEMO_RESULTS:-$repo/results/demo}

@@ -199,3 +199,55 @@ say "== summary"
 summary mrc MRC
 summary tcp TCP
 say "live views and raw 100 ms ticks: results/demo/{mrc,tcp}.{live,rx}"
+
+# ---- a training step's view: all-reduce through a spine failure ----------
+. "$repo/tools/bench/colllib.sh"
+COLL_SECS=${MRC_DEMO_COLL_SECS:-12}
+say ""
+say "== all-reduce: 8 ranks, 2 hosts on each of 4 leaves, $SPINES spines of $RATE_MBIT Mbit/s; a 1 MiB ring"
+say "   all-reduce, every element checked on every rank; the spine that carries the most dies"
+say "   3 s in and heals 3 s later.  Each line is one iteration (the slowest rank's time)."
+coll_setup 2 || { say "cannot build the cluster"; exit 1; }
+for i in $(seq 1 $SPINES); do fabric_shape "$i" "${RATE_MBIT}mbit" - || exit 1; done
+
+# coll_demo TRANSPORT: one run, its iterations shown as they complete
+coll_demo() {
+	local f=$TMPD/coll_$1.txt t0 spine fail job
+	: > "$f"
+	coll_job "$f" "$1" $((1 << 20)) -w 1 -d "$COLL_SECS" -U 30000 &
+	job=$!
+	for _ in $(seq 1 600); do grep -q '^start' "$f" && break; sleep 0.1; done
+	t0=$(grep -o 'realtime_ms=[0-9]*' "$f" | cut -d= -f2)
+	[ -n "$t0" ] || t0=$(now_ms)
+	tail -n +1 -f --pid=$job "$f" | awk '/^iter=/ {
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		printf "   iteration %2d  %5.1f s  %7.0f ms  %s\n", v["iter"], (v["t_ms"] + v["ms"]) / 1000,
+			v["ms"], v["ok"] ? "verified" : "WRONG"; fflush() }' &
+	sleep_until "$t0" 2000
+	spine=$(busiest_spine 1)
+	[ "$spine" -gt 0 ] || spine=1
+	fabric_blackhole "$spine"
+	fail=$(( $(now_ms) - t0 ))
+	say "   -- $(printf '%5.1f' "$(awk -v m=$fail 'BEGIN { print m / 1000 }')") s: spine $spine blackholed"
+	sleep_until "$t0" $((fail + 3000))
+	fabric_heal "$spine"
+	say "   -- $(printf '%5.1f' "$(awk -v m=$(( $(now_ms) - t0 )) 'BEGIN { print m / 1000 }')") s: spine $spine healed"
+	wait $job
+	COLL_RC=$?
+	sleep 0.5
+	cp "$f" "$OUT/"
+}
+say ""
+say "-- MRC"
+coll_demo mrc
+mrc_sum=$(grep '^summary' "$TMPD/coll_mrc.txt")
+say ""
+say "-- TCP (each ring connection hashes onto one spine; the busiest is the one that dies)"
+coll_demo tcp
+tcp_sum=$(grep '^summary' "$TMPD/coll_tcp.txt")
+say ""
+for l in "MRC $mrc_sum" "TCP $tcp_sum"; do
+	echo "$l" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		printf "%-4s %d iterations, median %.0f ms, longest %.0f ms, failed steps %d, %s\n", $1,
+			v["iters"], v["p50_ms"], v["max_ms"], v["failed"], v["ok"] ? "all verified" : "NOT verified" }'
+done
