@@ -26,7 +26,8 @@ struct Scenario {
 	double stopMs = 200;
 	double tickUs = 10000;		// goodput ticks of the bulk workload
 	uint32_t evs = 64;
-	double minRtoUs = 5000;
+	double minRtoUs = 5000;		// MRC's default (af_mrc.c)
+	double tcpMinRtoUs = 5000;
 };
 
 struct Collective {
@@ -46,7 +47,7 @@ public:
 		mp.headerBytes = 76 + 38;
 		mp.minRtoUs = s.minRtoUs;
 		if (s.transport == "tcp") {
-			transport = makeTcpTransport(fab, s.tcpCc, fc.mtu - 52, s.minRtoUs);
+			transport = makeTcpTransport(fab, s.tcpCc, fc.mtu - 52, s.tcpMinRtoUs);
 		} else {
 			mp.evCount = s.transport == "mrc1" ? 1 : s.evs;
 			transport = makeMrcTransport(fab, mp, s.transport);
@@ -199,7 +200,7 @@ public:
 					});
 			}
 		} else if (sc.workload == "mix") {
-			// every fourth host sends background bulk to a host on
+			// every fourth host sends background bulk (twice a reducer's bytes) to a host on
 			// another leaf, the rest run all-reduce
 			std::vector<uint32_t> reducers;
 
@@ -208,7 +209,7 @@ public:
 					uint32_t to = (h + fab.cfg.hostsPerLeaf * (1 + rng() %
 						       (fab.cfg.leaves - 1))) % hosts;
 
-					conn(h, to)->write(sc.bytes * 8, nullptr);
+					conn(h, to)->write(sc.bytes * 2, nullptr);
 					bulk.push_back(conn(h, to));
 				} else {
 					reducers.push_back(h);
@@ -274,7 +275,7 @@ static void writeJson(const Run &run, const FabricConfig &fc, double wallS)
 		exit(1);
 	}
 	double endUs = nowUs(), firstDone = 1e18, lastDone = 0;
-	uint64_t delivered = 0, target = 0, retx = 0, rtos = 0, retired = 0;
+	uint64_t delivered = 0, target = 0, retx = 0, rtos = 0, retired = 0, sameEv = 0, rack = 0;
 
 	fprintf(f, "{\n \"transport\": \"%s\", \"workload\": \"%s\", \"fault\": \"%s\",\n",
 		sc.transport.c_str(), sc.workload.c_str(), sc.fault.c_str());
@@ -285,10 +286,10 @@ static void writeJson(const Run &run, const FabricConfig &fc, double wallS)
 		fc.hostGbps, fc.spineGbps, fc.linkDelayUs, fc.mtu, fc.bufferBytes, fc.ecnBytes,
 		fc.seed);
 	fprintf(f, " \"bytes\": %llu, \"group\": %u, \"evs\": %u, \"tcp_cc\": \"%s\","
-		" \"min_rto_us\": %g, \"fault_at_us\": %g, \"fault_end_us\": %g,"
+		" \"min_rto_us\": %g, \"tcp_min_rto_us\": %g, \"fault_at_us\": %g, \"fault_end_us\": %g,"
 		" \"faulted_spine\": %d,\n",
 		(unsigned long long)sc.bytes, sc.group,
-		sc.transport == "mrc1" ? 1 : sc.evs, sc.tcpCc.c_str(), sc.minRtoUs,
+		sc.transport == "mrc1" ? 1 : sc.evs, sc.tcpCc.c_str(), sc.minRtoUs, sc.tcpMinRtoUs,
 		sc.faultAtUs, sc.faultEndUs, sc.fault == "busiest-spine-down" ?
 		run.faultedSpine : (int)sc.faultSpine);
 	fprintf(f, " \"wall_s\": %.2f, \"sim_end_us\": %.1f,\n \"flows\": [", wallS, endUs);
@@ -302,6 +303,8 @@ static void writeJson(const Run &run, const FabricConfig &fc, double wallS)
 		retx += s.retransmits;
 		rtos += s.rtos;
 		retired += s.retired;
+		sameEv += s.lossSameEv;
+		rack += s.lossRack;
 		if (s.doneUs >= 0) {
 			firstDone = std::min(firstDone, s.doneUs);
 			lastDone = std::max(lastDone, s.doneUs);
@@ -324,9 +327,10 @@ static void writeJson(const Run &run, const FabricConfig &fc, double wallS)
 	}
 	fprintf(f, "],\n");
 	fprintf(f, " \"delivered_bytes\": %llu, \"target_bytes\": %llu, \"retransmits\": %llu,"
-		" \"rtos\": %llu, \"ev_retired\": %llu,\n",
+		" \"rtos\": %llu, \"ev_retired\": %llu, \"loss_same_ev\": %llu, \"loss_rack\": %llu,\n",
 		(unsigned long long)delivered, (unsigned long long)target,
-		(unsigned long long)retx, (unsigned long long)rtos, (unsigned long long)retired);
+		(unsigned long long)retx, (unsigned long long)rtos, (unsigned long long)retired,
+		(unsigned long long)sameEv, (unsigned long long)rack);
 
 	// leaf -> spine utilisation: while every flow is still active (the
 	// permutation's figure), and over the run up to the last completion
@@ -409,7 +413,8 @@ int main(int argc, char **argv)
 	cmd.AddValue("stop-ms", "simulated time limit", sc.stopMs);
 	cmd.AddValue("tick-us", "goodput tick of the bulk workload", sc.tickUs);
 	cmd.AddValue("evs", "MRC entropy values per connection", sc.evs);
-	cmd.AddValue("min-rto-us", "minimum RTO, MRC and TCP", sc.minRtoUs);
+	cmd.AddValue("min-rto-us", "MRC minimum RTO", sc.minRtoUs);
+	cmd.AddValue("tcp-min-rto-us", "TCP minimum RTO", sc.tcpMinRtoUs);
 	cmd.AddValue("hosts-per-leaf", "hosts per leaf", fc.hostsPerLeaf);
 	cmd.AddValue("leaves", "leaves", fc.leaves);
 	cmd.AddValue("spines", "spines", fc.spines);

@@ -278,6 +278,7 @@ void MrcFlow::detectLosses(u64 now)
 		}
 		s.lost = true;
 		in_flight--;
+		(samePath ? stats.lossSameEv : stats.lossRack)++;
 		congested |= mrc_ev_loss_is_congestion(samePath, ev);
 		if (!ev)
 			continue;

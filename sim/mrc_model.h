@@ -52,6 +52,7 @@ struct FlowStats {
 	double lastDeliveryUs = 0, longestGapUs = 0;
 	uint64_t delivered = 0;		// in order at the receiver, packets
 	uint64_t sent = 0, retransmits = 0, rtos = 0, retired = 0, readmitted = 0;
+	uint64_t lossSameEv = 0, lossRack = 0, spuriousRtos = 0;
 };
 
 class MrcFlow {

@@ -13,6 +13,8 @@ mkdir -p "$out"
 bin=build/mrc-sim
 fab=(--hosts-per-leaf=4 --leaves=4 --spines=4 --host-gbps=10 --spine-gbps=10)
 fail=0
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
 check() {	# WHAT CONDITION-EXIT-STATUS
 	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi
 }
@@ -38,7 +40,7 @@ check "kernel_constants.h matches net/mrc" $?
 # fair share of the fabric's bytes
 "$bin" "${fab[@]}" --transport=mrc --workload=permutation --bytes=2000000 \
 	--out="$out/spray.json" > /dev/null
-python3 - "$out/spray.json" <<'EOF'
+"$py" - "$out/spray.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 b = d["spine_bytes"]
@@ -53,7 +55,7 @@ check "MRC spraying uses every spine" $?
 "$bin" "${fab[@]}" --transport=mrc --workload=allreduce --group=4 --bytes=4000000 \
 	--fault=down --fault-leaf=0 --fault-spine=0 --fault-at-us=1000 --stop-ms=2000 \
 	--out="$out/failure.json" > /dev/null
-python3 - "$out/failure.json" <<'EOF'
+"$py" - "$out/failure.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 done = all(c[1] >= 0 for c in d["collectives"])

@@ -47,7 +47,10 @@ protected:
 		if (onProgress)
 			onProgress((total - reached) * unit);
 		reached = total;
-		st.bytesDelivered = std::min(reached * unit, st.bytesTarget);
+		// whole writes are rounded up to units: all bytes are there only
+		// once every unit written is
+		st.bytesDelivered = reached >= written ? st.bytesTarget :
+				    std::min(reached * unit, st.bytesTarget - 1);
 		while (!milestones.empty() && milestones.front().first <= reached) {
 			auto done = std::move(milestones.front().second);
 
@@ -85,6 +88,8 @@ public:
 		s.retransmits = flow.stats.retransmits;
 		s.rtos = flow.stats.rtos;
 		s.retired = flow.stats.retired;
+		s.lossSameEv = flow.stats.lossSameEv;
+		s.lossRack = flow.stats.lossRack;
 		return s;
 	}
 	MrcFlow flow;

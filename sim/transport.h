@@ -25,6 +25,7 @@ struct ConnStats {
 	double startUs = 0, doneUs = -1, longestGapUs = 0;
 	uint64_t bytesTarget = 0, bytesDelivered = 0;
 	uint64_t retransmits = 0, rtos = 0, retired = 0;
+	uint64_t lossSameEv = 0, lossRack = 0;	// MRC's loss rules that fired
 };
 
 class Conn {
