@@ -28,6 +28,7 @@ struct Scenario {
 	uint32_t evs = 64;
 	double minRtoUs = 5000;		// MRC's default (af_mrc.c)
 	double tcpMinRtoUs = 5000;
+	uint32_t ccInitAlpha = 0;
 };
 
 struct Collective {
@@ -46,6 +47,7 @@ public:
 		mp.mss = fc.mtu - 76;	// outer IPv4 + UDP + MRC header
 		mp.headerBytes = 76 + 38;
 		mp.minRtoUs = s.minRtoUs;
+		mp.ccInitAlpha = s.ccInitAlpha;
 		if (s.transport == "tcp") {
 			transport = makeTcpTransport(fab, s.tcpCc, fc.mtu - 52, s.tcpMinRtoUs);
 		} else {
@@ -286,10 +288,10 @@ static void writeJson(const Run &run, const FabricConfig &fc, double wallS)
 		fc.hostGbps, fc.spineGbps, fc.linkDelayUs, fc.mtu, fc.bufferBytes, fc.ecnBytes,
 		fc.seed);
 	fprintf(f, " \"bytes\": %llu, \"group\": %u, \"evs\": %u, \"tcp_cc\": \"%s\","
-		" \"min_rto_us\": %g, \"tcp_min_rto_us\": %g, \"fault_at_us\": %g, \"fault_end_us\": %g,"
+		" \"min_rto_us\": %g, \"tcp_min_rto_us\": %g, \"cc_init_alpha\": %u, \"fault_at_us\": %g, \"fault_end_us\": %g,"
 		" \"faulted_spine\": %d,\n",
 		(unsigned long long)sc.bytes, sc.group,
-		sc.transport == "mrc1" ? 1 : sc.evs, sc.tcpCc.c_str(), sc.minRtoUs, sc.tcpMinRtoUs,
+		sc.transport == "mrc1" ? 1 : sc.evs, sc.tcpCc.c_str(), sc.minRtoUs, sc.tcpMinRtoUs, sc.ccInitAlpha,
 		sc.faultAtUs, sc.faultEndUs, sc.fault == "busiest-spine-down" ?
 		run.faultedSpine : (int)sc.faultSpine);
 	fprintf(f, " \"wall_s\": %.2f, \"sim_end_us\": %.1f,\n \"flows\": [", wallS, endUs);
@@ -415,6 +417,8 @@ int main(int argc, char **argv)
 	cmd.AddValue("evs", "MRC entropy values per connection", sc.evs);
 	cmd.AddValue("min-rto-us", "MRC minimum RTO", sc.minRtoUs);
 	cmd.AddValue("tcp-min-rto-us", "TCP minimum RTO", sc.tcpMinRtoUs);
+	cmd.AddValue("cc-init-alpha", "what-if: MRC's initial DCTCP alpha (kernel: 0, of 1024)",
+		     sc.ccInitAlpha);
 	cmd.AddValue("hosts-per-leaf", "hosts per leaf", fc.hostsPerLeaf);
 	cmd.AddValue("leaves", "leaves", fc.leaves);
 	cmd.AddValue("spines", "spines", fc.spines);

@@ -53,6 +53,7 @@ MrcFlow::MrcFlow(Fabric &f, uint32_t i, uint32_t s, uint32_t d, const MrcParams 
 	cc = {};
 	cc.cwnd = p.initCwnd;
 	cc.ssthresh = U32_MAX;
+	cc.alpha = p.ccInitAlpha;
 }
 
 MrcFlow::~MrcFlow()

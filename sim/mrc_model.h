@@ -43,6 +43,9 @@ struct MrcParams {
 	uint32_t dctcpShift = 4;
 	uint32_t delayTargetUs = 0;
 	bool ecn = true;
+	// 0 as mrc_sock_init() leaves it; a what-if knob (Linux's DCTCP starts at
+	// MRC_CC_ONE), never set by the runs that stand for the kernel
+	uint32_t ccInitAlpha = 0;
 	uint32_t mss = 8900;
 	uint32_t headerBytes = 100;	// outer IP+UDP, MRC header (48)
 };
