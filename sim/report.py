@@ -258,15 +258,17 @@ def plots(runs, d):
         rs = [(t, runs[f"{sc}-{t}"]) for t in TRANSPORTS if f"{sc}-{t}" in runs]
         if not rs:
             continue
-        fig, axes = plt.subplots(1, len(rs), figsize=(5 * len(rs), 4.5), squeeze=False)
-        for ax, (t, r) in zip(axes[0], rs):
+        fig, axes = plt.subplots(1, len(rs), figsize=(5 * len(rs), 4.5), squeeze=False,
+                                 constrained_layout=True)
+        for i, (ax, (t, r)) in enumerate(zip(axes[0], rs)):
             m = np.array(r["uplink_util_bins"], dtype=float)
             binms = r["bin_us"] / 1000
             im = ax.imshow(m, aspect="auto", interpolation="nearest", vmin=0, vmax=1, cmap="viridis",
                            extent=[0, m.shape[1] * binms, m.shape[0], 0])
             ax.set_title(f"{sc}: {LABEL[t]}", fontsize=9)
             ax.set_xlabel("ms")
-            ax.set_ylabel(f"leaf->spine link (leaf x {r['spines']} + spine)")
+            if i == 0:
+                ax.set_ylabel(f"leaf->spine link (leaf x {r['spines']} + spine)")
         fig.colorbar(im, ax=axes[0].tolist(), label="utilisation")
         fig.savefig(os.path.join(d, f"heatmap_{sc}.png"), dpi=110)
         plt.close(fig)
