@@ -568,9 +568,9 @@ void MrcFlow::receive(SimPacket *p)
 			dataRcv(*p);
 		}
 	} else {
+		// an ACK, a probe's answer included, moves our echo (mrc_echo_update())
 		ackRcv(*p);
-		if (!(p->flags & MRC_F_PROBE) &&
-		    !(snd_last_tsval && mrc_ts_before(p->tsval, snd_last_tsval))) {
+		if (!(snd_last_tsval && mrc_ts_before(p->tsval, snd_last_tsval))) {
 			snd_last_tsval = p->tsval;
 			snd_last_ev = p->ev;
 		}
