@@ -5,6 +5,8 @@
 # writes results/sim/{table.txt,summary.json,*.png}.
 #   SIM_SET=large bash sim/run-set.sh    the 8,192-host runs instead
 #   SIM_JOBS (2)                          runs in parallel
+#   SIM_ONLY=REGEX                        only the runs whose name matches (the
+#                                         others' JSON in the directory is kept)
 #   SIM_FABRIC="--leaves=8 ..."            another fabric for the main set (a quick try)
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,12 +66,16 @@ else
 	done
 fi
 # the slowest first, so two lanes finish together
+if [ -n "${SIM_ONLY:-}" ]; then
+	awk -v re="$SIM_ONLY" '$1 ~ re' "$runs" > "$runs.only"
+	mv "$runs.only" "$runs"
+fi
 sort -t- -k1,1 "$runs" | awk '{ print ($1 ~ /tcp/ ? 0 : 1), $0 }' | sort -s -k1,1n |
 	cut -d' ' -f2- > "$runs.sorted"
 echo "sim: $(wc -l < "$runs") runs, $jobs at a time, into $out"
 start=$(date +%s)
 # shellcheck disable=SC2016
-xargs -P "$jobs" -L 1 bash -c 'name=$1; shift; s=$(date +%s.%N)
+xargs -r -P "$jobs" -L 1 bash -c 'name=$1; shift; s=$(date +%s.%N)
 	nice -n 10 "'"$bin"'" "$@" --out="'"$out"'/$name.json" > "'"$out"'/$name.log" 2>&1 ||
 		{ echo "sim: $name failed" >&2; exit 255; }
 	printf "%-28s %6.1f s\n" "$name" "$(echo "$(date +%s.%N) - $s" | bc)"' _ < "$runs.sorted"
