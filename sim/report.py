@@ -47,9 +47,11 @@ def load(d):
 def flow_facts(r):
     fl = r["flows"]
     inf = float("inf")
-    fct = [(f[3] - f[2]) / 1000 if f[3] >= 0 else inf for f in fl]
+    # a flow is done when all written bytes arrived (a persistent
+    # connection's done_us is when it last caught up)
+    fct = [(f[3] - f[2]) / 1000 if f[3] >= 0 and f[5] >= f[4] else inf for f in fl]
     coll = [(c[1] - c[0]) / 1000 if c[1] >= 0 else inf for c in r["collectives"]]
-    interrupted = sum(1 for f in fl if f[3] < 0 or f[6] >= INTERRUPTION_MS * 1000)
+    interrupted = sum(1 for f in fl if f[3] < 0 or f[5] < f[4] or f[6] >= INTERRUPTION_MS * 1000)
     return fct, coll, interrupted
 
 

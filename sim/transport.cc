@@ -33,6 +33,7 @@ protected:
 			st.startUs = now;
 		written += units;
 		st.bytesTarget += bytes;
+		st.doneUs = -1;		// done again only when these arrive too
 		milestones.push_back({written, std::move(done)});
 		return units;
 	}
