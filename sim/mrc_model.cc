@@ -65,9 +65,6 @@ MrcFlow::~MrcFlow()
 
 void MrcFlow::write(uint64_t packets)
 {
-	if (!target)
-		stats.startUs = stats.lastDeliveryUs = nowUs();
-	target += packets;
 	unsent += packets;
 	push();
 }
@@ -517,8 +514,6 @@ void MrcFlow::dataRcv(const SimPacket &h)
 		last_tsval = h.tsval;
 		last_ev = h.ev;
 	};
-	double now = nowUs();
-
 	if (psn == rcv_nxt) {
 		echoUpdate();
 		rcv_nxt++;
@@ -526,8 +521,6 @@ void MrcFlow::dataRcv(const SimPacket &h)
 			ooo.erase(ooo.begin());
 			rcv_nxt++;
 		}
-		stats.longestGapUs = std::max(stats.longestGapUs, now - stats.lastDeliveryUs);
-		stats.lastDeliveryUs = now;
 		if (!ooo.empty())
 			ackNow = true;
 	} else {

@@ -51,11 +51,9 @@ struct MrcParams {
 };
 
 struct FlowStats {
-	double startUs = 0, doneUs = -1;
-	double lastDeliveryUs = 0, longestGapUs = 0;
 	uint64_t delivered = 0;		// in order at the receiver, packets
 	uint64_t sent = 0, retransmits = 0, rtos = 0, retired = 0, readmitted = 0;
-	uint64_t lossSameEv = 0, lossRack = 0, spuriousRtos = 0;
+	uint64_t lossSameEv = 0, lossRack = 0;
 };
 
 class MrcFlow {
@@ -105,7 +103,6 @@ private:
 	uint32_t src, dst;
 	MrcParams prm;
 	struct mrc_ev_range range;
-	uint64_t target = 0;
 
 	// sender state (struct mrc_sock fields of the same names)
 	std::vector<struct mrc_ev> evs;
