@@ -9,7 +9,8 @@ export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 
-.PHONY: all module tools install install-files uninstall dkms-install dkms-uninstall deps lint kunit vmtest selftest check demo bench clean regen regen-check
+# sim/ (ns-3) is built by `make sim` and its smoke stage, not by all
+.PHONY: sim sim-smoke all module tools install install-files uninstall dkms-install dkms-uninstall deps lint kunit vmtest selftest check demo bench clean regen regen-check
 all: module tools
 
 module:
@@ -115,7 +116,16 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bash tools/bench/bench.sh
 
+# the ns-3 cluster-scale model (sim/): the 1,024-host set, then
+# results/sim/{*.json,table.txt,*.png}; Documentation/networking/mrc-sim.rst
+sim: deps
+	@bash sim/run-set.sh
+
+sim-smoke: deps
+	@$(MAKE) --no-print-directory -C sim smoke
+
 clean:
+	$(MAKE) -C sim clean
 	$(MAKE) $(KBUILD_ARGS) clean
 	$(MAKE) -C selftests/mrc clean
 	$(MAKE) -C tools/mrcctl clean

@@ -11,6 +11,7 @@ pkgs=(
 	iproute2 iputils-ping iperf3 libmnl-dev pkg-config sparse jq
 	python3-matplotlib trinity prometheus tshark tcpdump netcat-openbsd
 	sockperf rsync curl
+	libns3-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

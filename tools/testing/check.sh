@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# `make check`: build, lint, KUnit on UML, the VM runner's own selftest and
+# `make check`: build, lint, the simulator's smoke run, KUnit on UML, the VM runner's own selftest and
 # the kselftests in the VM.  Every KUnit case and selftest case is counted;
 # ends with one line "N passed, N failed, N skipped".
 set -u
@@ -37,6 +37,7 @@ if stage build make all; then
 	stage regen bash tools/regen.sh --check
 	stage lint bash tools/lint.sh
 	stage preload-host bash tools/testing/preload-host.sh
+	stage sim-smoke make -C sim smoke
 	echo "### kunit ($(date +%T))"
 	bash tools/testing/kunit.sh
 	add_counts kunit "$RESULTS/kunit/counts" $?
