@@ -449,12 +449,6 @@ static inline struct mrc_sock *mrc_sk(const struct sock *sk)
 	return (struct mrc_sock *)sk;
 }
 
-/* A socket's priority: MRC_PRIORITY, else SO_PRIORITY (capped at 7) */
-static inline u8 mrc_sock_prio(const struct mrc_sock *msk)
-{
-	return msk->priority ?: min_t(u32, READ_ONCE(msk->sk.sk_priority), 7);
-}
-
 extern u64 mrc_clock_offset_us;	/* af_mrc.c: test knob, 0 by default */
 
 /*
@@ -558,6 +552,7 @@ void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchd
 int mrc_queue_fin(struct mrc_sock *msk);
 void mrc_retransmit_lost(struct mrc_sock *msk);
 void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
+u8 mrc_sock_prio(const struct mrc_sock *msk);
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
 int mrc_pick_ev(struct mrc_sock *msk, int avoid);
 int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp);

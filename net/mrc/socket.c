@@ -698,6 +698,12 @@ static int mrc_fill_tail(struct mrc_sock *msk, struct msghdr *msg, size_t len, u
 	return n;
 }
 
+/* A socket's priority: MRC_PRIORITY, else SO_PRIORITY (capped at 7) */
+u8 mrc_sock_prio(const struct mrc_sock *msk)
+{
+	return msk->priority ?: min_t(u32, READ_ONCE(msk->sk.sk_priority), 7);
+}
+
 /* Priority of this send: cmsg (SEQPACKET), MRC_PRIORITY, else SO_PRIORITY. */
 static int mrc_send_prio(struct mrc_sock *msk, struct msghdr *msg)
 {
