@@ -219,10 +219,20 @@ coll_demo() {
 	for _ in $(seq 1 600); do grep -q '^start' "$f" && break; sleep 0.1; done
 	t0=$(grep -o 'realtime_ms=[0-9]*' "$f" | cut -d= -f2)
 	[ -n "$t0" ] || t0=$(now_ms)
-	tail -n +1 -f --pid=$job "$f" | awk '/^iter=/ {
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		printf "   iteration %2d  %5.1f s  %7.0f ms  %s\n", v["iter"], (v["t_ms"] + v["ms"]) / 1000,
-			v["ms"], v["ok"] ? "verified" : "WRONG"; fflush() }' &
+	# a shell loop, not awk: mawk would hold its input back in a pipe
+	tail -n +1 -f --pid=$job "$f" | while read -r line; do
+		case $line in iter=*) ;; *) continue ;; esac
+		local k= t= ms= ok=
+		for kv in $line; do
+			case $kv in
+			iter=*) k=${kv#*=} ;; t_ms=*) t=${kv#*=} ;; ms=*) ms=${kv#*=} ;; ok=*) ok=${kv#*=} ;;
+			esac
+		done
+		printf '   iteration %2d  %5.1f s  %7.0f ms  %s\n' "$k" \
+			"$(awk -v a="$t" -v b="$ms" 'BEGIN { print (a + b) / 1000 }')" "$ms" \
+			"$([ "$ok" = 1 ] && echo verified || echo WRONG)"
+	done &
+	local shower=$!
 	sleep_until "$t0" 2000
 	spine=$(busiest_spine 1)
 	[ "$spine" -gt 0 ] || spine=1
@@ -234,7 +244,7 @@ coll_demo() {
 	say "   -- $(printf '%5.1f' "$(awk -v m=$(( $(now_ms) - t0 )) 'BEGIN { print m / 1000 }')") s: spine $spine healed"
 	wait $job
 	COLL_RC=$?
-	sleep 0.5
+	wait $shower
 	cp "$f" "$OUT/"
 }
 say ""
