@@ -11,43 +11,39 @@
 # Times are reported, not asserted (TCG): the ratios are the bench's job.
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
-. ./lib_cluster.sh
-
-COLL=${MRC_COLL:-../../tools/bench/mrc_coll}
-SIZE=$((256 << 10))
+SPINES=4
 out=$(mktemp -d)
+TMPD=$out
+. ../../tools/bench/colllib.sh
+COLL=${MRC_COLL:-$COLL}
+SIZE=$((256 << 10))
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down; rm -rf "$out"' EXIT
 
 tap_plan 8
 [ -x "$COLL" ] || { tap_skip all "no $COLL (make tools)"; tap_done; }
-cluster_up 2 4 4 || { tap_skip all "cannot build the cluster fabric"; tap_done; }
+coll_setup 2 || { tap_skip all "cannot build the cluster fabric"; tap_done; }
 cluster_hostfile "$out/hosts4"
 cluster_hostfile "$out/hosts6" 6
 
-# coll NAME HOSTFILE ARGS...: every rank in its host's namespace; rank 0's
-# lines go to $out/NAME.0, the others' to $out/NAME.N.  Returns the number
-# of ranks that did not exit 0.
+# coll NAME HOSTFILE TRANSPORT SIZE ARGS...: every rank in its host's
+# namespace (colllib.sh); rank 0's lines in $out/NAME, the other ranks'
+# errors shown.  Returns the number of ranks that did not exit 0.
 coll() {
-	local name=$1 hosts=$2 n pids=() bad=0
-	shift 2
-	for n in $(seq $CLUSTER_HOSTS -1 1); do
-		ip netns exec "$(ns_host "$n")" "$COLL" -r $((n - 1)) -H "$hosts" "$@" \
-			> "$out/$name.$((n - 1))" 2>&1 &
-		pids+=($!)
-	done
-	for n in "${pids[@]}"; do wait_for "$n" 240 > /dev/null || bad=$((bad + 1)); done
+	local name=$1 n bad
+	COLL_HOSTS=$2 coll_job "$out/$name" "${@:3}"
+	bad=$?
 	for n in $(seq 1 $((CLUSTER_HOSTS - 1))); do
-		[ -s "$out/$name.$n" ] && sed "s/^/#   rank $n: /" "$out/$name.$n" | head -n 3
+		[ -s "$out/$name.rank$n" ] && sed "s/^/#   rank $n: /" "$out/$name.rank$n" | head -n 3
 	done
-	echo "# $name: $(grep '^summary' "$out/$name.0" || tail -n 2 "$out/$name.0")"
+	echo "# $name: $(grep '^summary' "$out/$name" || tail -n 2 "$out/$name")"
 	return $bad
 }
-summary() { grep '^summary' "$out/$1.0" | grep -o "$2=[^ ]*" | cut -d= -f2; }
+summary() { grep '^summary' "$out/$1" | grep -o "$2=[^ ]*" | cut -d= -f2; }
 
 ipfwd() { local i; for i in $(seq 1 "$FABRIC_SPINES"); do fabric_spine_ipfwd "$i"; done; }
 
 f0=($(ipfwd))
-coll ar_mrc "$out/hosts4" -t mrc -o allreduce -s $SIZE -n 10
+coll ar_mrc "$out/hosts4" mrc $SIZE -o allreduce -n 10
 rc=$?
 f1=($(ipfwd))
 crossed=1
@@ -59,15 +55,15 @@ tap_result $(( rc == 0 && $(summary ar_mrc failed) == 0 )) \
 	"all-reduce, 8 ranks, $((SIZE >> 10)) KiB x 10 over MRC: every rank verified every element"
 tap_result $(( rc == 0 && crossed )) "... and the ring's traffic crossed every spine"
 
-coll ar_tcp "$out/hosts4" -t tcp -o allreduce -s $SIZE -n 10
+coll ar_tcp "$out/hosts4" tcp $SIZE -o allreduce -n 10
 tap_result $(( $? == 0 )) "the same over TCP (reference): verified"
 echo "# p50 iteration: MRC $(summary ar_mrc p50_ms) ms, TCP $(summary ar_tcp p50_ms) ms"
 
-coll ar6_mrc "$out/hosts6" -t mrc -o allreduce -s $SIZE -n 5
+coll ar6_mrc "$out/hosts6" mrc $SIZE -o allreduce -n 5
 tap_result $(( $? == 0 )) "all-reduce over MRC on IPv6: verified"
-coll a2a_mrc "$out/hosts4" -t mrc -o alltoall -s $SIZE -n 5
+coll a2a_mrc "$out/hosts4" mrc $SIZE -o alltoall -n 5
 tap_result $(( $? == 0 )) "all-to-all over MRC (28 connections): verified"
-coll bc_mrc "$out/hosts4" -t mrc -o bcast -s $SIZE -n 5
+coll bc_mrc "$out/hosts4" mrc $SIZE -o bcast -n 5
 tap_result $(( $? == 0 )) "broadcast tree over MRC: verified"
 
 # A spine dies 2 s into a 9 s run and comes back 3 s later.  The job must
@@ -75,14 +71,14 @@ tap_result $(( $? == 0 )) "broadcast tree over MRC: verified"
 # start after the blackhole is in place and end before the heal.
 blackhole_run() {	# NAME TRANSPORT
 	local t0 tb th
-	coll "$1" "$out/hosts4" -t "$2" -o allreduce -s $SIZE -w 3 -d 9 -U 20000 &
+	coll "$1" "$out/hosts4" "$2" $SIZE -o allreduce -w 3 -d 9 -U 20000 &
 	local cpid=$!
 	# rank 0 says when the measured iterations start (their t_ms's zero)
 	for _ in $(seq 1 300); do
-		grep -q '^start' "$out/$1.0" 2>/dev/null && break
+		grep -q '^start' "$out/$1" 2>/dev/null && break
 		sleep 0.1
 	done
-	t0=$(grep -o 'realtime_ms=[0-9]*' "$out/$1.0" | cut -d= -f2)
+	t0=$(grep -o 'realtime_ms=[0-9]*' "$out/$1" | cut -d= -f2)
 	[ -n "$t0" ] || t0=$(date +%s%3N)
 	sleep 2; fabric_blackhole 2; tb=$(( $(date +%s%3N) - t0 ))
 	sleep 3; th=$(( $(date +%s%3N) - t0 )); fabric_heal 2
@@ -90,7 +86,7 @@ blackhole_run() {	# NAME TRANSPORT
 	local rc=$?
 	DURING=$(awk -v b="$tb" -v h="$th" '/^iter=/ {
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		if (v["t_ms"] >= b && v["t_ms"] + v["ms"] <= h) n++ } END { print n + 0 }' "$out/$1.0")
+		if (v["t_ms"] >= b && v["t_ms"] + v["ms"] <= h) n++ } END { print n + 0 }' "$out/$1")
 	echo "# $1: blackhole ${tb}-${th} ms; iterations inside it: $DURING," \
 		"longest $(summary "$1" max_ms) ms, interruptions $(summary "$1" interruptions)"
 	return $rc

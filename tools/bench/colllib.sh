@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Collectives on the cluster fabric, for the bench (guest_coll.sh) and the
-# demo: 8 ranks of tools/bench/mrc_coll on hosts 1-2 of each of 4 leaves.
-# Sourced after lib.sh and benchlib.sh (now_ms, TMPD).
+# Collectives on the cluster fabric, for the bench (guest_coll.sh), the demo
+# and selftests/mrc/collective.sh: 8 ranks of tools/bench/mrc_coll on hosts
+# 1-2 of each of 4 leaves.  Sourced after lib.sh, with TMPD and SPINES set
+# (busiest_spine and sleep_until also need benchlib.sh's now_ms).
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/mrc/lib_cluster.sh"
 
 COLL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mrc_coll
@@ -45,16 +46,17 @@ sleep_until() {	# T0_MS AT_MS
 	local lt=$(( $2 - ($(now_ms) - $1) ))
 	[ $lt -gt 0 ] && sleep "$((lt / 1000)).$(printf '%03d' $((lt % 1000)))"
 }
-# coll_job FILE TRANSPORT SIZE ARGS...: the 8 ranks; rank 0's lines in FILE
+# coll_job FILE TRANSPORT SIZE ARGS...: one rank a line of COLL_HOSTS
+# ($TMPD/ranks by default), rank r in RANK_NS[r]; rank 0's lines in FILE,
+# rank r's (only errors) in FILE.rank<r>.  Returns how many ranks failed.
 coll_job() {
-	local f=$1 t=$2 s=$3 r pids=() bad=0
+	local f=$1 t=$2 s=$3 hosts=${COLL_HOSTS:-$TMPD/ranks} r pids=() bad=0
 	shift 3
-	for r in 7 6 5 4 3 2 1; do
-		ip netns exec "${RANK_NS[r]}" "$COLL" -q -r $r -H "$TMPD/ranks" -t "$t" -s "$s" -p 9100 "$@" &
+	for ((r = ${#RANK_NS[@]} - 1; r >= 0; r--)); do
+		ip netns exec "${RANK_NS[r]}" "$COLL" -r $r -H "$hosts" -t "$t" -s "$s" -p 9100 "$@" \
+			> "$f$([ $r -gt 0 ] && echo ".rank$r")" 2>&1 &
 		pids+=($!)
 	done
-	ip netns exec "${RANK_NS[0]}" "$COLL" -r 0 -H "$TMPD/ranks" -t "$t" -s "$s" -p 9100 "$@" > "$f" 2>&1 &
-	pids+=($!)
 	for r in "${pids[@]}"; do wait "$r" || bad=$((bad + 1)); done
 	return $bad
 }
