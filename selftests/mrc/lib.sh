@@ -11,6 +11,21 @@
 #   a 10.0.1.1 fd00:1::1     b 10.0.2.1 fd00:2::1
 #   spine i: l1 10.1.i.1 / si 10.1.i.2,  l2 10.2.i.1 / si 10.2.i.2
 # Names are prefixed so that nothing collides with other namespaces.
+#
+# Planes (fabric_planes_up): a and b each gain eth1 into a second,
+# independent leaf-spine, as hosts with one NIC port per network plane.
+#
+#   a eth0 --- l1 ==== s1..sN ==== l2 --- eth0 b      plane 1 (as above)
+#   a eth1 -- p2l1 == p2s1..N == p2l2 -- eth1 b      plane 2
+#
+#   plane 2: a 10.100.1.1 fd10:1::1     b 10.100.2.1 fd10:2::1
+#     leaf downlinks: p2l1 a1 10.100.1.254 fd10:1::fe, p2l2 b1 10.100.2.254
+#     fd10:2::fe; spine i: p2l1 s<i> 10.101.i.1 fd11:i::1 / p2s<i> l1
+#     10.101.i.2 fd11:i::2, p2l2 s<i> 10.102.i.1 fd12:i::1 / p2s<i> l2
+#     10.102.i.2 fd12:i::2 (namespaces mrc-p2l1, mrc-p2l2, mrc-p2s<i>)
+# Plane 1 keeps the hosts' default routes; plane 2's far host subnet is a
+# specific route via eth1, so a lookup for a plane-2 address leaves by eth1
+# and any other by eth0.  Either plane may be IPv4-only or IPv6-only.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/testing/tap.sh"
 
@@ -273,4 +288,246 @@ wait_for() {
 	done
 	kill -9 "$1" 2>/dev/null && echo "# pid $1 still running after $2 s: killed"
 	wait "$1"
+}
+
+# ---- two (or three) planes ------------------------------------------------
+# Plane p (1-based) is the hosts' eth<p-1>; plane 1 is the fabric above.
+# Generally: host subnets 10.<100(p-1)>.k.0/24 and fd<p-1>0:k::/64 (k 1: a,
+# 2: b), leaf k - spine i links 10.<100(p-1)+k>.i.0/24 and fd<p-1>k:i::/64,
+# leaf k's downlink to a is a<p-1>, to b b<p-1>.
+FABRIC_PLANES=0
+PLANE_FAM=(-)
+
+# plane_leaf P K, plane_spine P I: namespaces of plane P's leaf K (1: a's,
+# 2: b's) and spine I; plane_if P: the hosts' interface into plane P.
+plane_leaf() { if [ "$1" = 1 ]; then echo "mrc-l$2"; else echo "mrc-p$1l$2"; fi; }
+plane_spine() { if [ "$1" = 1 ]; then ns_spine "$2"; else echo "mrc-p$1s$2"; fi; }
+plane_if() { echo "eth$(($1 - 1))"; }
+
+# plane_addr P HOST [4|6]: host a's or b's address on plane P.
+plane_addr() {
+	local k=1
+	[ "$2" = b ] && k=2
+	if [ "${3:-4}" = 6 ]; then
+		echo "fd$(($1 - 1))0:$k::1"
+	else
+		echo "10.$((100 * ($1 - 1))).$k.1"
+	fi
+}
+
+# plane_has P 4|6: plane P carries that family
+plane_has() {
+	case ${PLANE_FAM[$1]}$2 in v4v64|v4v66|v44|v66) return 0 ;; esac
+	return 1
+}
+
+# plane_host_cmds P K: `ip -batch` lines that configure host K's (1: a,
+# 2: b) interface into plane P: plane 1 holds the default routes, other
+# planes a specific route to the far host's subnet.
+plane_host_cmds() {
+	local p=$1 k=$2 dev o
+	dev=$(plane_if "$p") o=$((100 * (p - 1)))
+	if plane_has "$p" 4; then
+		echo "addr add 10.$o.$k.1/24 dev $dev"
+	fi
+	if plane_has "$p" 6; then
+		echo "addr add fd$((p - 1))0:$k::1/64 dev $dev nodad"
+	fi
+	echo "link set $dev up"
+	if plane_has "$p" 4; then
+		if [ "$p" = 1 ]; then
+			echo "route replace default via 10.$o.$k.254 dev $dev"
+		else
+			echo "route replace 10.$o.$((3 - k)).0/24 via 10.$o.$k.254 dev $dev"
+		fi
+	fi
+	if plane_has "$p" 6; then
+		if [ "$p" = 1 ]; then
+			echo "route replace ::/0 via fd$((p - 1))0:$k::fe dev $dev"
+		else
+			echo "route replace fd$((p - 1))0:$((3 - k))::/64 via fd$((p - 1))0:$k::fe dev $dev"
+		fi
+	fi
+}
+
+# fabric_planes_up N [FAM...]: a and b on one leaf-spine of N spines per
+# plane, one plane per FAM (v4v6, v4 or v6; default two v4v6 planes, at most
+# three).  One `ip -batch` per namespace: under TCG each process start
+# costs.  Plane 1 is fabric_up's fabric, so every plane-1 helper above
+# (fabric_blackhole, fabric_counts...) works on it.
+fabric_planes_up() {
+	local n=$1 b p k i o v6 ns all kv nh4 nh6
+	shift
+	[ $# -gt 0 ] || set -- v4v6 v4v6
+	[ $# -le 3 ] || return 1
+	fabric_down
+	fabric_pin_keys || return 1
+	FABRIC_SPINES=$n FABRIC_LEAVES=2 FABRIC_PLANES=$#
+	PLANE_FAM=(- "$@")
+	all="$NS_A $NS_B"
+	for p in $(seq 1 $FABRIC_PLANES); do
+		case ${PLANE_FAM[p]} in v4v6|v4|v6) ;; *) return 1 ;; esac
+		all="$all $(plane_leaf "$p" 1) $(plane_leaf "$p" 2)"
+		for i in $(seq 1 "$n"); do all="$all $(plane_spine "$p" "$i")"; done
+	done
+	for ns in $all; do ip netns add "$ns" || return 1; done
+	for ns in $all; do
+		kv="net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0"
+		case $ns in
+		"$NS_A"|"$NS_B")
+			kv="$kv net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0" ;;
+		mrc-l[0-9]*|mrc-p[0-9]l*)
+			kv="$kv net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1"
+			kv="$kv net.ipv4.fib_multipath_hash_policy=3 net.ipv4.fib_multipath_hash_fields=0x37"
+			kv="$kv net.ipv6.fib_multipath_hash_policy=3 net.ipv6.fib_multipath_hash_fields=0x37" ;;
+		*)
+			kv="$kv net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1" ;;
+		esac
+		# shellcheck disable=SC2086
+		ip netns exec "$ns" sysctl -qw $kv || return 1
+	done
+	b=$(mktemp -d)
+	for p in $(seq 1 $FABRIC_PLANES); do
+		echo "link add $(plane_if "$p") netns $NS_A type veth peer name a$((p - 1)) netns $(plane_leaf "$p" 1)"
+		echo "link add $(plane_if "$p") netns $NS_B type veth peer name b$((p - 1)) netns $(plane_leaf "$p" 2)"
+		for k in 1 2; do
+			for i in $(seq 1 "$n"); do
+				echo "link add s$i netns $(plane_leaf "$p" "$k") type veth peer name l$k netns $(plane_spine "$p" "$i")"
+			done
+		done
+	done > "$b/root"
+	ip -batch "$b/root" || { rm -rf "$b"; return 1; }
+	for ns in $all; do echo "link set lo up" > "$b/$ns"; done
+	for p in $(seq 1 $FABRIC_PLANES); do
+		o=$((100 * (p - 1))) v6=fd$((p - 1))
+		plane_host_cmds "$p" 1 >> "$b/$NS_A"
+		plane_host_cmds "$p" 2 >> "$b/$NS_B"
+		for k in 1 2; do
+			ns=$(plane_leaf "$p" "$k")
+			{
+				i=a$((p - 1))
+				[ $k = 2 ] && i=b$((p - 1))
+				plane_has "$p" 4 && echo "addr add 10.$o.$k.254/24 dev $i"
+				plane_has "$p" 6 && echo "addr add ${v6}0:$k::fe/64 dev $i nodad"
+				echo "link set $i up"
+				for i in $(seq 1 "$n"); do
+					plane_has "$p" 4 && echo "addr add 10.$((o + k)).$i.1/24 dev s$i"
+					plane_has "$p" 6 && echo "addr add $v6$k:$i::1/64 dev s$i nodad"
+					echo "link set s$i up"
+				done
+			} >> "$b/$ns"
+			for i in $(seq 1 "$n"); do
+				{
+					plane_has "$p" 4 && echo "addr add 10.$((o + k)).$i.2/24 dev l$k"
+					plane_has "$p" 6 && echo "addr add $v6$k:$i::2/64 dev l$k nodad"
+					echo "link set l$k up"
+					plane_has "$p" 4 && echo "route add 10.$o.$k.0/24 via 10.$((o + k)).$i.1"
+					plane_has "$p" 6 && echo "route add ${v6}0:$k::/64 via $v6$k:$i::1"
+				} >> "$b/$(plane_spine "$p" "$i")"
+			done
+		done
+	done
+	for ns in $all; do ip -n "$ns" -batch "$b/$ns" || { rm -rf "$b"; return 1; }; done
+	# the leaves' ECMP routes to the far host, once every spine link is up
+	for p in $(seq 1 $FABRIC_PLANES); do
+		o=$((100 * (p - 1))) v6=fd$((p - 1))
+		for k in 1 2; do
+			nh4='' nh6=''
+			for i in $(seq 1 "$n"); do
+				nh4="$nh4 nexthop via 10.$((o + k)).$i.2 dev s$i"
+				nh6="$nh6 nexthop via $v6$k:$i::2 dev s$i"
+			done
+			{
+				plane_has "$p" 4 && echo "route add 10.$o.$((3 - k)).0/24 $nh4"
+				plane_has "$p" 6 && echo "route add ${v6}0:$((3 - k))::/64 $nh6"
+			} > "$b/routes"
+			ip -n "$(plane_leaf "$p" "$k")" -batch "$b/routes" || { rm -rf "$b"; return 1; }
+		done
+	done
+	rm -rf "$b"
+}
+
+# plane_leaf_links P K: leaf K of plane P's interfaces (host, then spines)
+plane_leaf_links() {
+	if [ "$2" = 1 ]; then echo "a$(($1 - 1))"; else echo "b$(($1 - 1))"; fi
+	seq -f 's%g' 1 "$FABRIC_SPINES"
+}
+
+# fabric_leaf_blackhole P K: plane P's leaf K (1: a's, 2: b's) silently
+# drops everything it receives; its links stay up.  One tc process (see
+# fabric_blackhole); fabric_pin_keys keeps this from patching kernel text.
+fabric_leaf_blackhole() {
+	local ifname
+	for ifname in $(plane_leaf_links "$1" "$2"); do
+		echo "qdisc replace dev $ifname clsact"
+		echo "filter replace dev $ifname ingress pref 1 matchall action drop"
+	done | tc -n "$(plane_leaf "$1" "$2")" -batch -
+}
+
+# fabric_leaf_heal P K: undoes fabric_leaf_blackhole.
+fabric_leaf_heal() {
+	local ifname
+	for ifname in $(plane_leaf_links "$1" "$2"); do
+		echo "qdisc del dev $ifname clsact"
+	done | tc -n "$(plane_leaf "$1" "$2")" -force -batch - 2>/dev/null
+	return 0
+}
+
+# fabric_plane_blackhole P / fabric_plane_heal P: both leaves of plane P.
+fabric_plane_blackhole() { fabric_leaf_blackhole "$1" 1 && fabric_leaf_blackhole "$1" 2; }
+fabric_plane_heal() { fabric_leaf_heal "$1" 1; fabric_leaf_heal "$1" 2; }
+
+# fabric_host_link HOST P up|down: host a's or b's interface into plane P
+# goes administratively down or up.  Down drops its IPv4 routes and its
+# IPv6 addresses (keep_addr_on_down is 0), so up puts them back, as a
+# network manager would.
+fabric_host_link() {
+	local ns=$NS_A k=1
+	[ "$1" = b ] && ns=$NS_B k=2
+	if [ "$3" = down ]; then
+		ip -n "$ns" link set "$(plane_if "$2")" down
+		return
+	fi
+	# -force: the lines that still hold (IPv4 addresses) say "exists"
+	plane_host_cmds "$2" $k | ip -n "$ns" -force -batch - 2>/dev/null
+	ip -n "$ns" link show "$(plane_if "$2")" | grep -q "state UP"
+}
+
+# fabric_plane_bytes P DIR [rx|tx]: bytes plane P carried a->b (DIR ab) or
+# b->a (ba): by default those the receiving host's interface got (what the
+# plane delivered), with tx those the sending host's interface sent.
+fabric_plane_bytes() {
+	local ns=$NS_B what=${3:-rx}
+	[ "$2" = ba ] && ns=$NS_A
+	[ "$what" = tx ] && { ns=$NS_A; [ "$2" = ba ] && ns=$NS_B; }
+	ip netns exec "$ns" cat "/sys/class/net/$(plane_if "$1")/statistics/${what}_bytes"
+}
+
+# fabric_planes_bytes DIR [rx|tx]: fabric_plane_bytes of every plane, space
+# separated, from one process.
+fabric_planes_bytes() {
+	local ns=$NS_B what=${2:-rx} p files=
+	[ "$1" = ba ] && ns=$NS_A
+	[ "$what" = tx ] && { ns=$NS_A; [ "$1" = ba ] && ns=$NS_B; }
+	for p in $(seq 1 $FABRIC_PLANES); do
+		files="$files /sys/class/net/$(plane_if "$p")/statistics/${what}_bytes"
+	done
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" cat $files | tr '\n' ' ' | sed 's/ $/\n/'
+}
+
+# fabric_plane_netem P "NETEM ARGS": every spine of plane P passes every
+# packet, both directions, through netem ("" clears it); "delay 5ms" on
+# every spine of every plane makes every path's RTT 10 ms plus the hosts'.
+fabric_plane_netem() {
+	local ns ifname i
+	for i in $(seq 1 "$FABRIC_SPINES"); do
+		ns=$(plane_spine "$1" "$i")
+		for ifname in $(spine_links); do
+			tc -n "$ns" qdisc del dev "$ifname" root 2>/dev/null
+			[ -z "$2" ] && continue
+			# shellcheck disable=SC2086
+			tc -n "$ns" qdisc add dev "$ifname" root netem $2 limit 10000 || return 1
+		done
+	done
 }
