@@ -3,6 +3,7 @@
  * mrc_peer: a crafted MRC peer on a plain UDP socket, for crafted_peer.sh.
  *
  *   mrc_peer -N NS -l PEER_ADDR -r VICTIM_ADDR -m MODE [-n COUNT] [-c CONNS]
+ *            [-A LEGIT -F FORGED -O OFFPATH]
  *
  * Runs in the victim's namespace: it makes an AF_MRC listener on
  * VICTIM_ADDR there, then, from a UDP socket it opens in namespace NS (on
@@ -30,6 +31,13 @@
  *   window     reordered ACKs and a huge window: the victim's snd_wnd
  *   xmitfail   the route to the peer fails while the victim sends: per-EV
  *              in_flight must not leak
+ *   addrs      address announcements (issue 14): the real HSACK announces
+ *              -A LEGIT; forged ones announce -F FORGED: an HSACK with a
+ *              wrong destination ID before it, then, once established, one
+ *              from the off-path address -O OFFPATH with the right IDs and
+ *              one with a wrong source ID.  All three addresses are bound in
+ *              NS; it counts what the victim sends to each, prints the
+ *              counter deltas and keeps the connection open -n seconds
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,6 +72,13 @@ struct conn {
 };
 
 static int ufd, lfd;
+/* addrs mode: sockets on the announced addresses and the off-path one */
+static int legit_fd = -1, forged_fd = -1, offpath_fd = -1;
+static const char *legit_addr, *forged_addr, *offpath_addr;
+/* the address list the real HSACK carries after its handshake payload */
+static uint8_t hs_addrs[4 + 4 * 20];
+static int hs_addrs_len;
+static void (*before_hsack)(const struct conn *c);
 static struct sockaddr_in victim;
 static uint32_t tsval = 1000;
 static const char *mode;
@@ -99,13 +114,18 @@ static int hdr(uint8_t *b, const struct conn *c, int type, int flags, uint32_t p
 	return HDR_LEN + plen;
 }
 
-static void tx(const uint8_t *b, int len)
+static void tx_from(int fd, const uint8_t *b, int len)
 {
-	while (sendto(ufd, b, len, 0, (void *)&victim, sizeof(victim)) < 0) {
+	while (sendto(fd, b, len, 0, (void *)&victim, sizeof(victim)) < 0) {
 		if (errno != ENOBUFS && errno != EAGAIN)
 			die("sendto");
 		usleep(100);
 	}
+}
+
+static void tx(const uint8_t *b, int len)
+{
+	tx_from(ufd, b, len);
 }
 
 /* Next packet from the victim within @ms, or -1. */
@@ -143,7 +163,7 @@ static void conn_handshake(struct conn *c, int idx)
 	for (tries = 0; tries < 20; tries++) {
 		tx(b, hdr(b, c, T_SYN, 0, c->isn, 0, 1 << 20, 0));
 		while ((len = rx(b, sizeof(b), 200)) >= 0)
-			if (len == HDR_LEN + HS_LEN && b[1] == T_SYNACK && get32(b + 12) == c->id)
+			if (len >= HDR_LEN + HS_LEN && b[1] == T_SYNACK && get32(b + 12) == c->id)
 				goto synack;
 	}
 	fprintf(stderr, "no SYNACK\n");
@@ -154,11 +174,14 @@ synack:
 	memcpy(c->hs, b + HDR_LEN, HS_LEN);
 	c->rcv_nxt = c->sisn + 1;
 	c->nxt = c->isn + 1;
+	if (before_hsack)
+		before_hsack(c);
 	for (tries = 0; tries < 20; tries++) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 
-		len = hdr(b, c, T_HSACK, 0, c->isn, c->sisn + 1, 1 << 20, HS_LEN);
+		len = hdr(b, c, T_HSACK, 0, c->isn, c->sisn + 1, 1 << 20, HS_LEN + hs_addrs_len);
 		memcpy(b + HDR_LEN, c->hs, HS_LEN);
+		memcpy(b + HDR_LEN + HS_LEN, hs_addrs, hs_addrs_len);
 		tx(b, len);
 		if (poll(&p, 1, 200) == 1)
 			break;
@@ -477,6 +500,104 @@ static int mode_xmitfail(const char *peer)
 	return 0;
 }
 
+/* @p: an address list of one IPv4 entry (count, reserved[3], then family,
+ * plane ID, be16 reserved, be32 addr[4]); returns its length.
+ */
+static int addr_list(uint8_t *p, const char *addr, int plane)
+{
+	memset(p, 0, 24);
+	p[0] = 1;
+	p[4] = 4;
+	p[5] = plane;
+	if (inet_pton(AF_INET, addr, p + 8) != 1)
+		die("inet_pton");
+	return 24;
+}
+
+/* An HSACK of @c, sent from @fd, announcing @addr. */
+static void hsack_announce(int fd, const struct conn *c, const char *addr)
+{
+	uint8_t b[HDR_LEN + HS_LEN + 24];
+	int len;
+
+	len = hdr(b, c, T_HSACK, 0, c->isn, c->sisn + 1, 1 << 20, HS_LEN + 24);
+	memcpy(b + HDR_LEN, c->hs, HS_LEN);
+	addr_list(b + HDR_LEN + HS_LEN, addr, 2);
+	tx_from(fd, b, len);
+}
+
+/* Before the real HSACK: a forged one, wrong destination ID, the right cookie. */
+static void forge_wrong_dst(const struct conn *c)
+{
+	struct conn f = *c;
+
+	f.sid ^= 0x01010101;
+	hsack_announce(ufd, &f, forged_addr);
+	usleep(20000);
+}
+
+static int count_rx(int fd)
+{
+	uint8_t b[2048];
+	int n = 0;
+
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) >= 0)
+		n++;
+	return n;
+}
+
+static int mode_addrs(int hold_s)
+{
+	long long l0 = mrc_stat("AddrLearned"), r0 = mrc_stat("AddrRejected");
+	long long b0 = mrc_stat("RxDropBadId");
+	int legit = 0, forged = 0, offpath = 0, i;
+	char data[16384] = {};
+	struct conn c = {}, f;
+
+	hs_addrs_len = addr_list(hs_addrs, legit_addr, 2);
+	before_hsack = forge_wrong_dst;
+	conn_handshake(&c, 0);
+	/* established: the right IDs from an address the connection never saw */
+	hsack_announce(offpath_fd, &c, forged_addr);
+	/* from the real address, a wrong source ID */
+	f = c;
+	f.id ^= 0x01010101;
+	hsack_announce(ufd, &f, forged_addr);
+	usleep(20000);
+	/* data, so that the victim has EVs to spread over what it learned */
+	if (send(c.fd, data, sizeof(data), 0) < 0)
+		die("send");
+	for (i = 0; i < 20; i++) {
+		usleep(100000);
+		drain(NULL, NULL);
+		conn_ack(&c, 0, 1 << 20);
+		legit += count_rx(legit_fd);
+		forged += count_rx(forged_fd);
+		offpath += count_rx(offpath_fd);
+	}
+	printf("legit_rx=%d\nforged_rx=%d\noffpath_rx=%d\naddr_learned=%lld\n"
+	       "addr_rejected=%lld\nbad_id=%lld\n", legit, forged, offpath,
+	       mrc_stat("AddrLearned") - l0, mrc_stat("AddrRejected") - r0,
+	       mrc_stat("RxDropBadId") - b0);
+	printf("holding\n");
+	fflush(stdout);
+	sleep(hold_s);
+	close(c.fd);
+	return 0;
+}
+
+/* A UDP socket on @addr and the tunnel port (in the current namespace). */
+static int udp_bound(const char *addr, int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
+	    bind(fd, (void *)&sin, sizeof(sin)))
+		die(addr);
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
 	const char *ns = NULL, *peer = NULL, *vaddr = NULL;
@@ -486,7 +607,7 @@ int main(int argc, char **argv)
 	char path[256];
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "N:l:r:m:n:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "N:l:r:m:n:c:A:F:O:")) != -1) {
 		switch (opt) {
 		case 'N': ns = optarg; break;
 		case 'l': peer = optarg; break;
@@ -494,13 +615,19 @@ int main(int argc, char **argv)
 		case 'm': mode = optarg; break;
 		case 'n': n = atoi(optarg); break;
 		case 'c': conns = atoi(optarg); break;
+		case 'A': legit_addr = optarg; break;
+		case 'F': forged_addr = optarg; break;
+		case 'O': offpath_addr = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s -N NS -l PEER -r VICTIM -m MODE [-n N] [-c C]\n",
+			fprintf(stderr, "usage: %s -N NS -l PEER -r VICTIM -m MODE [-n N] [-c C]"
+				" [-A ADDR -F ADDR -O ADDR]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (!ns || !peer || !vaddr || !mode)
+		return 2;
+	if (!strcmp(mode, "addrs") && (!legit_addr || !forged_addr || !offpath_addr))
 		return 2;
 	f = fopen("/sys/module/mrc/parameters/udp_port", "r");
 	if (f) {
@@ -539,6 +666,11 @@ int main(int argc, char **argv)
 	big = 32 << 20;
 	setsockopt(ufd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 	setsockopt(ufd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+	if (!strcmp(mode, "addrs")) {
+		legit_fd = udp_bound(legit_addr, udp_port);
+		forged_fd = udp_bound(forged_addr, udp_port);
+		offpath_fd = udp_bound(offpath_addr, udp_port);
+	}
 	if (setns(self, CLONE_NEWNET))
 		die("setns back");
 
@@ -560,6 +692,8 @@ int main(int argc, char **argv)
 		return mode_window();
 	if (!strcmp(mode, "xmitfail"))
 		return mode_xmitfail(peer);
+	if (!strcmp(mode, "addrs"))
+		return mode_addrs(n > 60 ? 3 : n);
 	fprintf(stderr, "unknown mode %s\n", mode);
 	return 2;
 }
