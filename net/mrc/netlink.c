@@ -1266,3 +1266,8 @@ void mrc_nl_exit(void)
 	genl_unregister_family(&mrc_nl_family);
 	unregister_pernet_subsys(&mrc_nl_net_ops);
 }
+
+/* Placeholder until the plane events land (netlink work in progress) */
+void mrc_nl_notify_plane(struct mrc_net *mn, const struct mrc_plane *plane)
+{
+}

@@ -58,6 +58,10 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_RX_ICMP_FRAG]		= "RxIcmpFragNeeded",
 	[MRC_C_LOSS_SAME_EV]		= "LossSameEv",
 	[MRC_C_LOSS_RACK]		= "LossRack",
+	[MRC_C_PLANE_DOWN]		= "PlaneDown",
+	[MRC_C_PLANE_UP]		= "PlaneUp",
+	[MRC_C_ADDR_LEARNED]		= "AddrLearned",
+	[MRC_C_ADDR_REJECTED]		= "AddrRejected",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -100,6 +100,28 @@ struct mrc_hs_payload {
 
 static_assert(sizeof(struct mrc_hs_payload) == 16);
 
+/*
+ * After the handshake payload of a SYNACK or HSACK, optionally: the
+ * sender's other plane addresses (Documentation/networking/mrc.rst,
+ * "Planes").  They are as authentic as the handshake packet that carries
+ * them: the HSACK's cookie, the SYNACK's connection ID.
+ */
+struct mrc_wire_addr {
+	__u8	family;		/* 4 or 6 */
+	__u8	plane;		/* the sender's plane index */
+	__be16	reserved;	/* zero */
+	__be32	addr[4];	/* IPv4 in addr[0] */
+} __packed;
+
+struct mrc_addr_list {
+	__u8	count;		/* entries that follow, at most MRC_MAX_PLANES */
+	__u8	reserved[3];
+	struct mrc_wire_addr addrs[];
+} __packed;
+
+static_assert(sizeof(struct mrc_wire_addr) == 20);
+static_assert(sizeof(struct mrc_addr_list) == 4);
+
 /* Per-netns counters, exported in /proc/net/mrc_stats (and netlink later) */
 enum mrc_counter {
 	MRC_C_RX_PACKETS,
@@ -143,6 +165,10 @@ enum mrc_counter {
 	MRC_C_RX_ICMP_FRAG,		/* ICMP too big / fragmentation needed */
 	MRC_C_LOSS_SAME_EV,		/* losses inferred: a later packet of the EV arrived */
 	MRC_C_LOSS_RACK,		/* losses inferred: overdue past a later delivery */
+	MRC_C_PLANE_DOWN,		/* a path's device went down or lost its address */
+	MRC_C_PLANE_UP,			/* ... and came back */
+	MRC_C_ADDR_LEARNED,		/* peer plane addresses accepted in a handshake */
+	MRC_C_ADDR_REJECTED,		/* ... refused: malformed, duplicate or unusable */
 	__MRC_C_MAX,
 };
 
@@ -187,6 +213,37 @@ struct mrc_config {
 	u8	urgent_dscp;
 };
 
+/* Local or remote plane addresses of a connection, and paths between them */
+#define MRC_MAX_PLANES	4
+#define MRC_MAX_PATHS	8
+
+/* The peer or local endpoint: an IPv4 or IPv6 socket address */
+union mrc_addr {
+	struct sockaddr		sa;
+	struct sockaddr_in	v4;
+	struct sockaddr_in6	v6;
+};
+
+/**
+ * struct mrc_plane - a local address that is a plane of the namespace
+ * @addr: the address (port unused)
+ * @ifindex: its device when last looked up, 0: not configured on any
+ * @up: the device is up with the address (the notifier's last verdict)
+ * @down_events: times it went down (explicit planes only)
+ * @up_events: times it came back (explicit planes only)
+ *
+ * Explicit planes (mrcctl plane add) live in mrc_net.planes under
+ * mrc_net.lock; without any, every global unicast address on an up device
+ * is one (mrc_planes_get()).
+ */
+struct mrc_plane {
+	union mrc_addr	addr;
+	int		ifindex;
+	bool		up;
+	u32		down_events;
+	u32		up_events;
+};
+
 /**
  * struct mrc_net - per network namespace state
  * @lock: guards writers of @conns and @ports, @udp4/@udp6 creation
@@ -201,6 +258,9 @@ struct mrc_config {
  * @rst_stamp: jiffies of the last refill of @rst_tokens (@lock)
  * @counters: statistics (atomic)
  * @cfg: settings (@lock writers, READ_ONCE readers)
+ * @planes: explicit planes (@lock)
+ * @nplanes: entries of @planes (@lock)
+ * @plane_gen: bumped by the device/address notifier (atomic)
  * @net: the namespace
  */
 struct mrc_net {
@@ -216,14 +276,10 @@ struct mrc_net {
 	unsigned long		rst_stamp;
 	atomic64_t		counters[__MRC_C_MAX];
 	struct mrc_config	cfg;
+	struct mrc_plane	planes[MRC_MAX_PLANES];
+	u8			nplanes;
+	atomic_t		plane_gen;
 	struct net		*net;
-};
-
-/* The peer or local endpoint: an IPv4 or IPv6 socket address */
-union mrc_addr {
-	struct sockaddr		sa;
-	struct sockaddr_in	v4;
-	struct sockaddr_in6	v6;
 };
 
 /* Control block of queued skbs (transmit and receive queues) */
@@ -254,6 +310,7 @@ enum {
 	MRC_DEFER_PUSH,
 	MRC_DEFER_KEEPALIVE,
 	MRC_DEFER_ICMP,
+	MRC_DEFER_PATHS,
 };
 
 #define MRC_MAX_EVS	256
@@ -294,6 +351,7 @@ enum {
  * @echoed: @echoed_at is set
  * @next_probe: jiffies of the next probe (retired EVs)
  * @born: connection-wide sequence number of when the slot got this port
+ * @path: index of the connection's mrc_path the EV's packets take
  *
  * Guarded by the socket lock of the connection that owns it.
  */
@@ -302,6 +360,7 @@ struct mrc_ev {
 	u8	state;
 	u8	losses;
 	u8	probe_backoff;
+	u8	path;
 	bool	echoed;
 	u16	weight;
 	u16	ce_ewma;
@@ -321,6 +380,26 @@ struct mrc_ev {
 
 #define MRC_EV_WEIGHT_MAX	1024
 #define MRC_EV_WEIGHT_MIN	16
+
+/**
+ * struct mrc_path - a (local, remote) address pair a connection sends on
+ * @local: our address (port: the connection's MRC port)
+ * @remote: the peer's address (port: the peer's MRC port)
+ * @ifindex: the device of @local, where the route to @remote leaves
+ * @plane: the local plane's index among the connection's local addresses
+ * @up: false while that device is down or lost @local (mrc_paths_check())
+ *
+ * Path 0 is the connection's own (@local and @remote of mrc_sock); the
+ * others come from the handshake's address lists.  Guarded by the socket
+ * lock.
+ */
+struct mrc_path {
+	union mrc_addr	local;
+	union mrc_addr	remote;
+	int		ifindex;
+	u8		plane;
+	bool		up;
+};
 
 /**
  * struct mrc_sock - one AF_MRC socket: listener or connection
@@ -369,6 +448,13 @@ struct mrc_sock {
 	u16			ev_cap;		/* 2 * ev_count: room for retired */
 	u16			ev_count;	/* active EVs wanted */
 	u32			ev_born;	/* next mrc_ev.born */
+
+	/* planes: address pairs, and the peer's plane addresses */
+	struct mrc_path		paths[MRC_MAX_PATHS];
+	u8			npaths;		/* 1 until the handshake's lists */
+	u8			npeer_addrs;
+	union mrc_addr		peer_addrs[MRC_MAX_PLANES]; /* validated by ID or cookie */
+	int			plane_gen;	/* mn->plane_gen last checked */
 
 	/* sender */
 	u32			snd_una;	/* oldest unacked PSN */
@@ -439,6 +525,7 @@ struct mrc_sock {
 	struct timer_list	rto_timer;
 	struct timer_list	delack_timer;
 	struct timer_list	keepalive_timer;
+	struct timer_list	path_timer;	/* a plane changed: mrc_paths_check() */
 	unsigned long		deferred;	/* MRC_DEFER_* (atomic bitops) */
 
 	struct mrc_info		stats;		/* counters for MRC_INFO */
@@ -549,6 +636,7 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 void mrc_send_rst_reply(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h);
 void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h,
 		     u32 server_id, u32 server_isn, const struct mrc_hs_payload *hs);
+void mrc_send_hsack(struct mrc_sock *msk);
 int mrc_queue_fin(struct mrc_sock *msk);
 void mrc_retransmit_lost(struct mrc_sock *msk);
 void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
@@ -568,6 +656,20 @@ int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb);
 void mrc_udp_err_rcv(struct sock *usk, struct sk_buff *skb, int err, __be16 port, u32 info,
 		     u8 *payload);
 void mrc_icmp_deferred(struct mrc_sock *msk);
+
+/* plane.c */
+int mrc_plane_add(struct mrc_net *mn, const union mrc_addr *addr);
+int mrc_plane_del(struct mrc_net *mn, const union mrc_addr *addr);
+int mrc_planes_get(struct mrc_net *mn, struct mrc_plane *out, int max, bool *is_default);
+int mrc_addr_list_put(struct mrc_net *mn, int family, const union mrc_addr *skip, void *buf,
+		      unsigned int room);
+int mrc_addr_list_take(struct mrc_sock *msk, const void *buf, unsigned int len);
+bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote);
+void mrc_paths_build(struct mrc_sock *msk);
+u16 mrc_path_evs(const struct mrc_sock *msk);
+void mrc_paths_check(struct mrc_sock *msk);
+int mrc_plane_init(void);
+void mrc_plane_exit(void);
 
 /* tcp_compat.c */
 int mrc_tcp_setsockopt(struct sock *sk, int optname, sockptr_t optval, unsigned int optlen);
@@ -597,6 +699,7 @@ int mrc_nl_init(void);
 void mrc_nl_exit(void);
 void mrc_nl_notify_ev(struct mrc_sock *msk, const struct mrc_ev *ev, bool retired);
 void mrc_nl_notify_conn(struct mrc_sock *msk, bool established);
+void mrc_nl_notify_plane(struct mrc_net *mn, const struct mrc_plane *plane);
 
 /* wire.c */
 enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len);
