@@ -34,10 +34,11 @@
  *   addrs      address announcements (issue 14): the real HSACK announces
  *              -A LEGIT; forged ones announce -F FORGED: an HSACK with a
  *              wrong destination ID before it, then, once established, one
- *              from the off-path address -O OFFPATH with the right IDs and
- *              one with a wrong source ID.  All three addresses are bound in
- *              NS; it counts what the victim sends to each, prints the
- *              counter deltas and keeps the connection open -n seconds
+ *              from the off-path address -O OFFPATH with the right IDs, one
+ *              with a wrong source ID and a late repeat of the real one (a
+ *              replay: the list is taken once).  All three addresses are
+ *              bound in NS; it counts what the victim sends to each, prints
+ *              the counter deltas and keeps the connection open -n seconds
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -549,7 +550,7 @@ static int count_rx(int fd)
 static int mode_addrs(int hold_s)
 {
 	long long l0 = mrc_stat("AddrLearned"), r0 = mrc_stat("AddrRejected");
-	long long b0 = mrc_stat("RxDropBadId");
+	long long b0 = mrc_stat("RxDropBadId"), k0 = mrc_stat("RxDropBadCookie");
 	int legit = 0, forged = 0, offpath = 0, i;
 	char data[16384] = {};
 	struct conn c = {}, f;
@@ -563,6 +564,8 @@ static int mode_addrs(int hold_s)
 	f = c;
 	f.id ^= 0x01010101;
 	hsack_announce(ufd, &f, forged_addr);
+	/* the right IDs from the right address, too late */
+	hsack_announce(ufd, &c, forged_addr);
 	usleep(20000);
 	/* data, so that the victim has EVs to spread over what it learned */
 	if (send(c.fd, data, sizeof(data), 0) < 0)
@@ -576,9 +579,9 @@ static int mode_addrs(int hold_s)
 		offpath += count_rx(offpath_fd);
 	}
 	printf("legit_rx=%d\nforged_rx=%d\noffpath_rx=%d\naddr_learned=%lld\n"
-	       "addr_rejected=%lld\nbad_id=%lld\n", legit, forged, offpath,
+	       "addr_rejected=%lld\nbad_id=%lld\nbad_cookie=%lld\n", legit, forged, offpath,
 	       mrc_stat("AddrLearned") - l0, mrc_stat("AddrRejected") - r0,
-	       mrc_stat("RxDropBadId") - b0);
+	       mrc_stat("RxDropBadId") - b0, mrc_stat("RxDropBadCookie") - k0);
 	printf("holding\n");
 	fflush(stdout);
 	sleep(hold_s);
