@@ -181,12 +181,12 @@ sampled_series() {
 
 # xfer_bg PORT SECS [DST]: a timed MRC transfer a -> b in the background
 # (TX_PID, XFER_PID; the receiver ticks every 100 ms and lists every gap
-# of 20 ms or more with its time; the per-plane sampler runs)
+# of 5 ms or more with its time; the per-plane sampler runs)
 xfer_bg() {
 	local dst=${3:-$B4} six=
 	[ "${dst#*:}" != "$dst" ] && six=-6
 	sampler_start
-	xfer_start $NS_B "$1" "$out/rx" -i 100 -g 20 ${six:+"$six"} || return 1
+	xfer_start $NS_B "$1" "$out/rx" -i 100 -g 5 ${six:+"$six"} || return 1
 	ip netns exec $NS_A ./mrc_xfer -c "$dst" -p "$1" -n $((1 << 40)) -d "$2" -U 20000 \
 		> "$out/tx" 2>&1 &
 	TX_PID=$!
@@ -232,7 +232,8 @@ fail_gap() {
 			if (g[2] > in_) in_ = g[2]
 		} else if (g[2] > out_) out_ = g[2]
 	} END { printf "%.1f %.1f\n", in_, out_ }' "$out/rx")"
-	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "="); printf "%s:%s ", t[2], g[2] }' "$out/rx")"
+	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "=")
+		if (g[2] >= 20) printf "%s:%s ", t[2], g[2] }' "$out/rx")"
 }
 # rtt_sample N: conn show of a, kept for rtt_eval (one process now, the
 # parsing after the transfer)
@@ -273,19 +274,28 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 < b + 0) ? 1 : 0 }'; }
 # moment of failure over as much.
 # batch_open NS ip|tc: such a process in NS, reading a fifo (the guest has
 # no /dev/fd for a process substitution); its input in BATCH_FD, its pid in
-# BATCH_PID
+# BATCH_PID.  It must not inherit another batch's input, or that one never
+# sees its end.
+BATCH_FDS=
 batch_open() {
-	local f
+	local f fd c=
 	f=$(mktemp -u "$out/batch.XXXXXX")
 	mkfifo "$f" || return 1
-	"$2" -n "$1" -force -batch - < "$f" > /dev/null 2>&1 &
+	for fd in $BATCH_FDS; do c="$c $fd>&-"; done
+	eval "\"\$2\" -n \"\$1\" -force -batch - < \"\$f\" > /dev/null 2>&1 $c &"
 	BATCH_PID=$!
 	exec {BATCH_FD}> "$f"
+	BATCH_FDS="$BATCH_FDS $BATCH_FD"
 }
-# batch_close FD PID: ends it once it has done its lines
+# batch_close FD PID: ends it once it has done its lines (10 s at most)
 batch_close() {
+	local i fd fds=
 	eval "exec $1>&-"
-	while kill -0 "$2" 2>/dev/null; do sleep 0.1; done
+	for fd in $BATCH_FDS; do [ "$fd" = "$1" ] || fds="$fds $fd"; done
+	BATCH_FDS=$fds
+	for i in $(seq 1 100); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.1; done
+	echo "# batch process $2 still running: killed"
+	kill "$2"
 }
 
 # A transfer sprays over both (equal) planes.
