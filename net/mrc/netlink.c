@@ -726,15 +726,18 @@ static u32 mrc_nl_paths_snap(struct mrc_sock *msk, struct mrc_nl_path *rows)
 	u32 i, n = 0;
 
 	sock_owned_by_me(&msk->sk);
-	mrc_nl_addr_key(&msk->remote, &peer);
 	for (i = 0; msk->evs && i < msk->ev_cap && n < MRC_NL_SCRATCH; i++) {
 		const struct mrc_ev *ev = &msk->evs[i];
+		/* the peer address of the EV's path: rows group by plane */
+		const union mrc_addr *remote = ev->path && ev->path < msk->npaths ?
+					       &msk->paths[ev->path].remote : &msk->remote;
 
 		if (ev->state == MRC_EV_FREE)
 			continue;
+		mrc_nl_addr_key(remote, &peer);
 		rows[n++] = (struct mrc_nl_path){
 			.peer		= peer,
-			.family		= msk->remote.sa.sa_family,
+			.family		= remote->sa.sa_family,
 			.port		= ev->port,
 			.conns		= 1,
 			.retired	= ev->state == MRC_EV_RETIRED,
