@@ -152,14 +152,19 @@ static int __init mrc_init(void)
 	err = mrc_nl_init();
 	if (err)
 		goto err_pernet;
+	err = mrc_plane_init();
+	if (err)
+		goto err_nl;
 	err = sock_register(&mrc_family_ops);
 	if (err) {
 		pr_err("cannot register family %d: %d\n", mrc_family_nr, err);
-		goto err_nl;
+		goto err_plane;
 	}
 	pr_info("AF_MRC registered as family %d, UDP port %u\n", mrc_family_nr, mrc_udp_port);
 	return 0;
 
+err_plane:
+	mrc_plane_exit();
 err_nl:
 	mrc_nl_exit();
 err_pernet:
@@ -174,6 +179,7 @@ err_mem:
 static void __exit mrc_exit(void)
 {
 	sock_unregister(mrc_family_nr);
+	mrc_plane_exit();
 	mrc_nl_exit();
 	mrc_pernet_exit();
 	proto_unregister(&mrc_proto);

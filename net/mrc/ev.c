@@ -120,6 +120,49 @@ u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap)
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_active_count);
 
+/* Active EVs of one path */
+static u16 mrc_ev_path_active(const struct mrc_ev *evs, u16 cap, u8 path)
+{
+	u16 i, n = 0;
+
+	for (i = 0; i < cap; i++)
+		n += evs[i].state == MRC_EV_ACTIVE && evs[i].path == path;
+	return n;
+}
+
+/**
+ * mrc_evs_spread() - share a connection's active EVs among its paths
+ * @evs: slots
+ * @cap: number of slots
+ * @npaths: paths (1..), path 0 the one the handshake proved
+ * @now: jiffies
+ *
+ * The active EVs go to the paths in turn, so every plane gets an equal
+ * share of EVs and, by the weighted choice, of the traffic.  An EV moved
+ * off path 0 is retired with a probe due @now: a path whose remote address
+ * the peer only announced carries data once a probe on it was answered,
+ * which proves that the address is the peer's and that the path works.
+ */
+void mrc_evs_spread(struct mrc_ev *evs, u16 cap, u8 npaths, unsigned long now)
+{
+	u16 i, k = 0;
+
+	for (i = 0; i < cap; i++) {
+		struct mrc_ev *ev = &evs[i];
+
+		if (ev->state != MRC_EV_ACTIVE)
+			continue;
+		ev->path = k++ % max_t(u8, npaths, 1);
+		if (!ev->path)
+			continue;
+		ev->state = MRC_EV_RETIRED;
+		ev->next_probe = now;
+		ev->probe_backoff = 0;
+		ev->swrr = 0;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_evs_spread);
+
 /* Which active EVs a choice considers */
 enum mrc_ev_filter {
 	MRC_EV_ANY,
@@ -419,6 +462,8 @@ int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_rang
 	if (slot < 0)
 		return -1;
 	mrc_ev_activate(&evs[slot], mrc_ev_fresh_port(evs, cap, range), born);
+	/* the replacement tries another way through the same plane */
+	evs[slot].path = evs[idx].path;
 	return slot;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_retire);
@@ -428,10 +473,10 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_retire);
  * @evs: slots
  * @cap: number of slots
  * @idx: the retired EV
- * @count: active EVs wanted
+ * @count: active EVs wanted on the EV's path
  *
- * To keep @count active, the youngest other active EV (a replacement that
- * has had the least time to prove itself) is freed.
+ * To keep @count active on that path, its youngest other active EV (a
+ * replacement that has had the least time to prove itself) is freed.
  * Return: the slot freed, or -1.
  */
 int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count)
@@ -442,10 +487,10 @@ int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count)
 	evs[idx].losses = 0;
 	evs[idx].probe_backoff = 0;
 	evs[idx].weight = MRC_EV_WEIGHT_MAX;
-	if (mrc_ev_active_count(evs, cap) <= count)
+	if (mrc_ev_path_active(evs, cap, evs[idx].path) <= count)
 		return -1;
 	for (i = 0; i < cap; i++)
-		if (i != idx && evs[i].state == MRC_EV_ACTIVE &&
+		if (i != idx && evs[i].state == MRC_EV_ACTIVE && evs[i].path == evs[idx].path &&
 		    (youngest < 0 || evs[i].born > evs[youngest].born))
 			youngest = i;
 	if (youngest >= 0)

@@ -49,6 +49,7 @@ int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_rang
 		  u32 *born, unsigned long next_probe);
 int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count);
 u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap);
+void mrc_evs_spread(struct mrc_ev *evs, u16 cap, u8 npaths, unsigned long now);
 
 /**
  * mrc_ev_loss_same_path() - per-EV loss inference

@@ -20,17 +20,6 @@
 #include "sack.h"
 #include "ev.h"
 
-static bool mrc_addr_equal(const union mrc_addr *a, const union mrc_addr *b)
-{
-	if (a->sa.sa_family != b->sa.sa_family)
-		return false;
-	if (a->sa.sa_family == AF_INET)
-		return a->v4.sin_addr.s_addr == b->v4.sin_addr.s_addr &&
-		       a->v4.sin_port == b->v4.sin_port;
-	return ipv6_addr_equal(&a->v6.sin6_addr, &b->v6.sin6_addr) &&
-	       a->v6.sin6_port == b->v6.sin6_port;
-}
-
 static void mrc_cookie_input(struct sk_buff *skb, const struct mrchdr *h,
 			     struct mrc_cookie_in *in)
 {
@@ -153,6 +142,8 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	list_add_tail(&child->accept_node, &lsk->accept_queue);
 	sk_acceptq_added(lsock);
 	mrc_send_ack(child);
+	mrc_addr_list_take(child, hs + 1, ntohs(h->len) - sizeof(*hs));
+	mrc_paths_build(child);
 	mrc_keepalive_arm(child);
 	mrc_nl_notify_conn(child, true);
 	bh_unlock_sock(csk);
@@ -439,7 +430,7 @@ static void mrc_probe_answered(struct mrc_sock *msk, u16 port)
 	for (i = 0; i < msk->ev_cap; i++) {
 		if (msk->evs[i].state != MRC_EV_RETIRED || msk->evs[i].port != port)
 			continue;
-		mrc_ev_readmit(msk->evs, msk->ev_cap, i, msk->ev_count);
+		mrc_ev_readmit(msk->evs, msk->ev_cap, i, mrc_path_evs(msk));
 		mrc_count(msk->mn, MRC_C_EV_READMITTED);
 		trace_mrc_ev_readmit(msk->local_id, port);
 		mrc_nl_notify_ev(msk, &msk->evs[i], false);
@@ -900,7 +891,9 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 		msk->last_ev = ntohs(udp_hdr(skb)->source);
 		if (mrc_rtt_from_echo(mrc_tsval(msk, mrc_clock_us()), ntohl(h->tsecr), &rtt_us))
 			mrc_rtt_sample(&msk->rtt, rtt_us);
-		mrc_send_ctrl(msk, MRC_T_HSACK, 0, &msk->hs, sizeof(msk->hs));
+		mrc_addr_list_take(msk, (const u8 *)(h + 1) + sizeof(msk->hs),
+				   ntohs(h->len) - sizeof(msk->hs));
+		mrc_send_hsack(msk);
 		return true;
 	}
 	if (!msk->remote_id || h->type == MRC_T_HSACK)
@@ -913,6 +906,7 @@ static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const st
 	sk_stop_timer(sk, &msk->rto_timer);
 	mrc_keepalive_arm(msk);
 	mrc_count(msk->mn, MRC_C_CONN_OPENED);
+	mrc_paths_build(msk);
 	mrc_nl_notify_conn(msk, true);
 	sk->sk_state_change(sk);
 	sk->sk_write_space(sk);
@@ -928,7 +922,7 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED)
 		goto drop;
 	mrc_skb_addrs(skb, &local, &remote);
-	if (!mrc_addr_equal(&remote, &msk->remote) ||
+	if (!mrc_peer_known(msk, &remote) ||
 	    (src_id != msk->remote_id &&
 	     !(msk->state == MRC_STATE_SYN_SENT && !msk->remote_id &&
 	       (hdr.type == MRC_T_SYNACK || (hdr.type == MRC_T_RST && !src_id))))) {
@@ -1047,7 +1041,7 @@ static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
 	if (ntohl(h->src_id) != remote_id)
 		return true;
 	mrc_skb_addrs(skb, &local, &remote);
-	return !mrc_addr_equal(&remote, &msk->remote);
+	return !mrc_peer_known(msk, &remote);
 }
 
 /* Consumes @skb and the reference on @sk. */

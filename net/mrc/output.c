@@ -292,11 +292,18 @@ static u8 mrc_outer_tos(const struct mrc_sock *msk, const struct sk_buff *skb, b
 	return tos;
 }
 
-static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, u16 port, bool ect)
+/* Sends @skb on EV @ev: the addresses of its path, its port. */
+static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
+			   bool ect)
 {
+	const struct mrc_path *path = &msk->paths[ev->path];
+
 	msk->stats.packets_sent++;
-	return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb, port,
-			  msk->udp_dport, mrc_outer_tos(msk, skb, ect));
+	if (!ev->path || ev->path >= msk->npaths)
+		return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb,
+				  ev->port, msk->udp_dport, mrc_outer_tos(msk, skb, ect));
+	return mrc_output(msk->mn, path->local.sa.sa_family, &path->local, &path->remote, skb,
+			  ev->port, msk->udp_dport, mrc_outer_tos(msk, skb, ect));
 }
 
 static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)
@@ -345,7 +352,7 @@ static void mrc_send_copies(struct mrc_sock *msk, struct sk_buff *seg, int first
 			break;
 		msk->evs[idx].sent++;
 		mrc_count(msk->mn, MRC_C_TX_REDUNDANT);
-		mrc_send_packet(msk, skb, msk->evs[idx].port, READ_ONCE(msk->mn->cfg.ecn));
+		mrc_send_packet(msk, skb, &msk->evs[idx], READ_ONCE(msk->mn->cfg.ecn));
 		avoid = idx;
 	}
 }
@@ -376,7 +383,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	cb->tx_count++;
 	ev->sent++;
 	ev->in_flight++;
-	err = mrc_send_packet(msk, skb, ev->port, READ_ONCE(msk->mn->cfg.ecn));
+	err = mrc_send_packet(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn));
 	if (err) {
 		/* nothing left (no route, no tunnel): as if never tried */
 		ev->sent--;
@@ -542,7 +549,7 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 		idx = mrc_pick_ack_ev(msk, -1, !(++msk->acks_sent % MRC_EV_ACK_EXPLORE));
 	else
 		idx = mrc_pick_ev(msk, -1);
-	mrc_send_packet(msk, skb, msk->evs[idx].port, false);
+	mrc_send_packet(msk, skb, &msk->evs[idx], false);
 }
 
 /*
@@ -562,6 +569,9 @@ void mrc_probe_retired(struct mrc_sock *msk)
 
 		if (ev->state != MRC_EV_RETIRED || time_before(jiffies, ev->next_probe))
 			continue;
+		/* a path whose device is down: mrc_paths_check() re-admits it */
+		if (ev->path && ev->path < msk->npaths && !msk->paths[ev->path].up)
+			continue;
 		skb = mrc_alloc_packet(0);
 		if (!skb)
 			return;
@@ -572,7 +582,7 @@ void mrc_probe_retired(struct mrc_sock *msk)
 		ev->next_probe = jiffies + max(1UL, interval << ev->probe_backoff);
 		mrc_count(msk->mn, MRC_C_EV_PROBES);
 		trace_mrc_probe(msk->local_id, ev->port);
-		mrc_send_packet(msk, skb, ev->port, false);
+		mrc_send_packet(msk, skb, ev, false);
 	}
 }
 
@@ -606,10 +616,9 @@ void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags)
 	mrc_fill_header(msk, h, MRC_T_ACK, flags);
 	first = mrc_pick_ack_ev(msk, -1, false);
 	copy = skb_copy(skb, GFP_ATOMIC);
-	mrc_send_packet(msk, skb, msk->evs[first].port, false);
+	mrc_send_packet(msk, skb, &msk->evs[first], false);
 	if (copy)
-		mrc_send_packet(msk, copy, msk->evs[mrc_pick_ack_ev(msk, first, false)].port,
-				false);
+		mrc_send_packet(msk, copy, &msk->evs[mrc_pick_ack_ev(msk, first, false)], false);
 }
 
 /* Sends an ACK when reading reopened a window the peer may be stuck on. */
@@ -752,8 +761,35 @@ void mrc_send_rst_reply(struct mrc_net *mn, struct sk_buff *skb, const struct mr
 	mrc_send_reply(mn, skb, MRC_T_RST, ntohl(h->dst_id), ntohl(h->ack_psn), NULL, 0);
 }
 
+/* The handshake payload, then our plane addresses if we have others */
+struct mrc_hs_with_addrs {
+	struct mrc_hs_payload	hs;
+	struct mrc_addr_list	list;
+	struct mrc_wire_addr	addrs[MRC_MAX_PLANES];
+} __packed;
+
 void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h,
 		     u32 server_id, u32 server_isn, const struct mrc_hs_payload *hs)
 {
-	mrc_send_reply(mn, skb, MRC_T_SYNACK, server_id, server_isn, hs, sizeof(*hs));
+	struct mrc_hs_with_addrs p;
+	union mrc_addr local, remote;
+	int alen;
+
+	mrc_skb_addrs(skb, &local, &remote);
+	p.hs = *hs;
+	alen = mrc_addr_list_put(mn, local.sa.sa_family, &local, &p.list,
+				 sizeof(p) - sizeof(p.hs));
+	mrc_send_reply(mn, skb, MRC_T_SYNACK, server_id, server_isn, &p, sizeof(p.hs) + alen);
+}
+
+/* The client's HSACK: the cookie echoed, and our plane addresses. */
+void mrc_send_hsack(struct mrc_sock *msk)
+{
+	struct mrc_hs_with_addrs p;
+	int alen;
+
+	p.hs = msk->hs;
+	alen = mrc_addr_list_put(msk->mn, msk->family, &msk->local, &p.list,
+				 sizeof(p) - sizeof(p.hs));
+	mrc_send_ctrl(msk, MRC_T_HSACK, 0, &p, sizeof(p.hs) + alen);
 }

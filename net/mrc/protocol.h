@@ -636,6 +636,7 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 void mrc_send_rst_reply(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h);
 void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchdr *h,
 		     u32 server_id, u32 server_isn, const struct mrc_hs_payload *hs);
+void mrc_send_hsack(struct mrc_sock *msk);
 int mrc_queue_fin(struct mrc_sock *msk);
 void mrc_retransmit_lost(struct mrc_sock *msk);
 void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
@@ -663,7 +664,9 @@ int mrc_planes_get(struct mrc_net *mn, struct mrc_plane *out, int max, bool *is_
 int mrc_addr_list_put(struct mrc_net *mn, int family, const union mrc_addr *skip, void *buf,
 		      unsigned int room);
 int mrc_addr_list_take(struct mrc_sock *msk, const void *buf, unsigned int len);
+bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote);
 void mrc_paths_build(struct mrc_sock *msk);
+u16 mrc_path_evs(const struct mrc_sock *msk);
 void mrc_paths_check(struct mrc_sock *msk);
 int mrc_plane_init(void);
 void mrc_plane_exit(void);

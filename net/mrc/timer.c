@@ -276,7 +276,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	msk->rto_deferred = 0;
 	if (msk->state == MRC_STATE_SYN_SENT) {
 		if (msk->remote_id)
-			mrc_send_ctrl(msk, MRC_T_HSACK, 0, &msk->hs, sizeof(msk->hs));
+			mrc_send_hsack(msk);
 		else
 			mrc_send_ctrl(msk, MRC_T_SYN, 0, NULL, 0);
 		mrc_arm_rto(msk);
@@ -480,6 +480,13 @@ static void mrc_keepalive_timer(struct timer_list *t)
 	mrc_timer_common(msk, MRC_DEFER_KEEPALIVE, mrc_keepalive_fire);
 }
 
+static void mrc_path_timer(struct timer_list *t)
+{
+	struct mrc_sock *msk = from_timer(msk, t, path_timer);
+
+	mrc_timer_common(msk, MRC_DEFER_PATHS, mrc_paths_check);
+}
+
 /* Runs in release_sock() with the socket still owned: may not sleep. */
 void mrc_release_cb(struct sock *sk)
 {
@@ -501,6 +508,10 @@ void mrc_release_cb(struct sock *sk)
 		mrc_icmp_deferred(msk);
 		__sock_put(sk);
 	}
+	if (test_and_clear_bit(MRC_DEFER_PATHS, &msk->deferred)) {
+		mrc_paths_check(msk);
+		__sock_put(sk);
+	}
 }
 
 void mrc_timers_init(struct mrc_sock *msk)
@@ -508,6 +519,7 @@ void mrc_timers_init(struct mrc_sock *msk)
 	timer_setup(&msk->rto_timer, mrc_rto_timer, 0);
 	timer_setup(&msk->delack_timer, mrc_delack_timer, 0);
 	timer_setup(&msk->keepalive_timer, mrc_keepalive_timer, 0);
+	timer_setup(&msk->path_timer, mrc_path_timer, 0);
 }
 
 /* Stops pending timers (a running handler sees the new state and quits). */
@@ -518,4 +530,5 @@ void mrc_timers_stop(struct mrc_sock *msk)
 	sk_stop_timer(&msk->sk, &msk->rto_timer);
 	sk_stop_timer(&msk->sk, &msk->delack_timer);
 	sk_stop_timer(&msk->sk, &msk->keepalive_timer);
+	sk_stop_timer(&msk->sk, &msk->path_timer);
 }

@@ -35,7 +35,13 @@ enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 	switch (h->type) {
 	case MRC_T_SYNACK:
 	case MRC_T_HSACK:
-		if (plen != sizeof(struct mrc_hs_payload))
+		/* then maybe an address list of 1..MRC_MAX_PLANES entries */
+		if (plen != sizeof(struct mrc_hs_payload) &&
+		    (plen < sizeof(struct mrc_hs_payload) + struct_size_t(struct mrc_addr_list, addrs, 1) ||
+		     plen > sizeof(struct mrc_hs_payload) +
+			    struct_size_t(struct mrc_addr_list, addrs, MRC_MAX_PLANES) ||
+		     (plen - sizeof(struct mrc_hs_payload) - sizeof(struct mrc_addr_list)) %
+		     sizeof(struct mrc_wire_addr)))
 			return MRC_C_RX_DROP_LEN;
 		break;
 	case MRC_T_DATA:
