@@ -1256,6 +1256,10 @@ int mrc_nl_plane_add_doit(struct sk_buff *skb, struct genl_info *info)
 	case -EAFNOSUPPORT:
 		NL_SET_ERR_MSG_ATTR(extack, attr, "this address family is not supported");
 		break;
+	default:	/* mrc_tunnel_get(): a plane needs its family's socket */
+		NL_SET_ERR_MSG_FMT(extack, "cannot open the %s tunnel socket",
+				   addr.sa.sa_family == AF_INET ? "IPv4" : "IPv6");
+		break;
 	}
 	return err;
 }
@@ -1443,9 +1447,9 @@ void mrc_nl_notify_conn(struct mrc_sock *msk, bool established)
  */
 void mrc_nl_notify_plane(struct mrc_net *mn, const struct mrc_plane *plane)
 {
+	bool is_default = !READ_ONCE(mn->nplanes);
 	struct net *net = mn->net;
 	struct mrc_plane *planes;
-	bool is_default = false;
 	struct sk_buff *msg;
 	int n, i;
 	u32 id = 0;
