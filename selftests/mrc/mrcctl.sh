@@ -186,7 +186,9 @@ check $? "plane del: the ids of the planes after it shift, the last one brings t
 # --- a live connection and its EVs ---------------------------------------
 ip netns exec $NS_B ./mrc_hold -l -p 7000 > "$out/srv" 2>&1 &
 for i in $(seq 1 50); do grep -q listening "$out/srv" && break; sleep 0.1; done
-ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 120 > "$out/cli1" 2>&1 &
+# it must outlive the last case (the EXIT trap ends it): 127 s passed under TCG
+# with other VMs on the host
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 400 > "$out/cli1" 2>&1 &
 for i in $(seq 1 100); do grep -q connected "$out/cli1" && break; sleep 0.1; done
 sleep 1
 mrcctl -n $NS_A -j conn show -e > "$out/conn.json"
