@@ -113,7 +113,7 @@ mrcctl -n $PL plane show | sed 's/^/# default: /'
 mrcctl -n $PL -j plane show | jq -e 'length >= 5 and all(.[]; .default and .up) and
 	any(.[]; .addr == "10.70.1.1" and .dev == "pl1") and any(.[]; .addr == "fd70:2::1") and
 	all(.[]; .addr | test("^(fe80|127\\.|::1$)") | not)' > /dev/null
-check $? "plane show without configured planes lists every global address, as default"
+check $? "plane show without configured planes lists each device's global address, as default"
 
 mrcctl -n $PL plane add 10.70.1.1 && mrcctl -n $PL plane add fd70:2::1 &&
 	mrcctl -n $PL plane show > "$out/planes.txt"

@@ -1815,6 +1815,7 @@ static int monitor_cb(const struct nlmsghdr *nlh, bool ts)
 			ju64("srtt_us", get_uint(etb[MRC_A_EV_SRTT_US]));
 			ju64("sent", get_uint(etb[MRC_A_EV_SENT]));
 			ju64("lost", get_uint(etb[MRC_A_EV_LOST]));
+			ju64("path", get_uint(etb[MRC_A_EV_PATH]));
 		}
 		jobj_end();
 	} else {
