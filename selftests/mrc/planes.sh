@@ -489,8 +489,9 @@ if ! planes_missing 1 "MRC: an IPv4-only and an IPv6-only plane serve one connec
 		ip netns exec $ns "$MRCCTL" plane show 2>/dev/null | sed "s/^/# $ns: /"
 	done
 	read -ra b0 <<< "$(fabric_planes_bytes ab)"
-	declare -A c0
-	for k in TxErrors RxIcmpFragNeeded FastRetransmits EvRetired; do c0[$k]=$(mrc_stat $NS_A $k); done
+	declare -A cnt0
+	for k in TxErrors RxIcmpFragNeeded FastRetransmits EvRetired; do cnt0[$k]=$(mrc_stat $NS_A $k); done
+	drop0=$(ip netns exec $NS_A cat /sys/class/net/eth1/statistics/tx_dropped)
 	xfer_bg 7204 5
 	sleep 2
 	mrcctl -n $NS_A -j conn show -e > "$out/conn" 2>/dev/null
@@ -498,8 +499,9 @@ if ! planes_missing 1 "MRC: an IPv4-only and an IPv6-only plane serve one connec
 	conn_paths "$out/conn"
 	read -ra b1 <<< "$(fabric_planes_bytes ab)"
 	d1=$((b1[0] - b0[0])) d2=$((b1[1] - b0[1]))
+	drop1=$(ip netns exec $NS_A cat /sys/class/net/eth1/statistics/tx_dropped)
 	echo "# IPv4 plane 1 $d1 bytes, IPv6 plane 2 $d2 bytes; a's$(for k in TxErrors RxIcmpFragNeeded FastRetransmits EvRetired; do
-		printf ' %s +%d' $k $(( $(mrc_stat $NS_A $k) - c0[$k] )); done)"
+		printf ' %s +%d' $k $(( $(mrc_stat $NS_A $k) - cnt0[$k] )); done), eth1 tx_dropped +$((drop1 - drop0))"
 	tap_result $(( ok && XFER_OK && d1 * 10 >= (d1 + d2) * 3 && d2 * 10 >= (d1 + d2) * 3 )) \
 		"MRC: an IPv4-only and an IPv6-only plane serve one connection ($((d1 * 100 / (d1 + d2 + 1))) % / $((d2 * 100 / (d1 + d2 + 1))) %)"
 fi
