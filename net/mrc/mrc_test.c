@@ -326,6 +326,46 @@ static void mrc_ev_retire_readmit_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 8), 4);
 }
 
+/* Planes: EVs shared among paths, replacements and re-admission per path */
+static void mrc_ev_paths_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[16];
+	u32 born = 0;
+	int i, fresh, per_path[2] = {};
+
+	mrc_evs_init(evs, 16, 8, &r, &born);
+	mrc_evs_spread(evs, 16, 2, 500);
+	for (i = 0; i < 16; i++) {
+		if (evs[i].state == MRC_EV_FREE)
+			continue;
+		per_path[evs[i].path]++;
+		/* the announced path waits for a probe's answer */
+		KUNIT_EXPECT_EQ(test, evs[i].state,
+				(u8)(evs[i].path ? MRC_EV_RETIRED : MRC_EV_ACTIVE));
+		if (evs[i].path)
+			KUNIT_EXPECT_EQ(test, evs[i].next_probe, 500ul);
+	}
+	KUNIT_EXPECT_EQ(test, per_path[0], 4);
+	KUNIT_EXPECT_EQ(test, per_path[1], 4);
+	/* probes answered: all of path 1 active, nothing of path 0 freed */
+	for (i = 0; i < 16; i++)
+		if (evs[i].path == 1 && evs[i].state == MRC_EV_RETIRED)
+			KUNIT_EXPECT_EQ(test, mrc_ev_readmit(evs, 16, i, 4), -1);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 8);
+	/* a replacement stays on its EV's plane */
+	fresh = mrc_ev_retire(evs, 16, 1, &r, &born, 1000);
+	KUNIT_ASSERT_GE(test, fresh, 0);
+	KUNIT_EXPECT_EQ(test, evs[fresh].path, evs[1].path);
+	/* re-admitting EV 1 frees the youngest of its own path only */
+	i = mrc_ev_readmit(evs, 16, 1, 4);
+	KUNIT_EXPECT_EQ(test, i, fresh);
+	/* one path: nothing moves */
+	mrc_evs_init(evs, 16, 8, &r, &born);
+	mrc_evs_spread(evs, 16, 1, 0);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 8);
+}
+
 static void mrc_ev_loss_rules_test(struct kunit *test)
 {
 	/* same path: a later packet delivered means the earlier is lost */
@@ -477,6 +517,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_pick_ack_test),
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
+	KUNIT_CASE(mrc_ev_paths_test),
 	KUNIT_CASE(mrc_ev_rto_lost_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
 	KUNIT_CASE(mrc_time_rack_test),
@@ -637,6 +678,17 @@ static void mrc_hdr_malformed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 4), MRC_C_RX_DROP_LEN);
 	mrc_hdr_fill(&h, MRC_T_HSACK, 3);	/* handshake payload has one size */
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 3), MRC_C_RX_DROP_LEN);
+	/* ... then an address list of 1..4 entries of 20 bytes */
+	mrc_hdr_fill(&h, MRC_T_HSACK, 16 + 4 + 20);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 40), MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_SYNACK, 16 + 4 + 80);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 100), MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_SYNACK, 16 + 4 + 100);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 120), MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_HSACK, 16 + 4);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 20), MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_HSACK, 16 + 4 + 21);
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 41), MRC_C_RX_DROP_LEN);
 	mrc_hdr_fill(&h, MRC_T_SYN, 0);
 	h.dst_id = htonl(1);
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_BADID);
