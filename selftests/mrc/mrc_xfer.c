@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * mrc_xfer: one verified bulk transfer, for selftests, the demo and benches.
- *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS]         receive one connection
+ *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS] [-g MS]  receive one connection
  *   mrc_xfer -c ADDR [-p PORT] [-n BYTES] [-d SECONDS] [-T] [-U MS] [-e EVS] [-i MS]
  * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  -d SECONDS
  * makes the sender stop after that long instead (at most BYTES), so that a
@@ -10,9 +10,10 @@
  * checks every byte against the sender's pattern and prints one summary
  * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G"; -i MS also prints the
  * bytes received in each MS interval ("tick t_ms=... bytes=..."), after
- * "start realtime=SECONDS", the wall-clock time of tick 0.  -G MS (receiver)
- * prints every delivery gap over MS ms as it ends ("gap end_ms=E ms=G", E
- * from the first byte), so a bench can tell a failure's gap from others.
+ * "start realtime=SECONDS", the wall-clock time of tick 0.  -g MS (receiver)
+ * also prints every delivery gap of at least MS, "gap at_ms=T ms=G" (T: the
+ * last delivery before it, since tick 0), so that a test can tell the gap a
+ * failure caused from the emulator's stalls elsewhere in the transfer.
  * The sender prints "sent=N" or the errno of the failure.
  * -W MS (sender) idles that long after connecting, before it sends: a user
  * timeout shorter than the idle spell must not count it.
@@ -43,7 +44,7 @@
 #define IPPROTO_MPTCP 262
 #endif
 
-static int gap_report_ms;	/* -G */
+static int gap_report_ms;
 
 static unsigned char pattern(unsigned long long i)
 {
@@ -97,8 +98,8 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 			break;
 		if (t - last > max_gap)
 			max_gap = t - last;
-		if (gap_report_ms && (t - last) * 1000 > gap_report_ms)
-			printf("gap end_ms=%.0f ms=%.1f\n", (t - start) * 1000, (t - last) * 1000);
+		if (gap_report_ms && (t - last) * 1000 >= gap_report_ms)
+			printf("gap at_ms=%.0f ms=%.1f\n", (last - start) * 1000, (t - last) * 1000);
 		last = t;
 		for (ssize_t i = 0; i < n; i++)
 			bad += buf[i] != pattern(got + i);
@@ -292,7 +293,7 @@ int main(int argc, char **argv)
 	double secs = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:G:")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:g:")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -308,7 +309,7 @@ int main(int argc, char **argv)
 		case 'd': secs = atof(optarg); break;
 		case 'K': keep_s = atoi(optarg); break;
 		case 'W': idle_ms = atoi(optarg); break;
-		case 'G': gap_report_ms = atoi(optarg); break;
+		case 'g': gap_report_ms = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;
