@@ -123,7 +123,7 @@ pl_run() {
 	k=$(kind_of "$t")
 	r=$TMPD/planes_${sc}_${t}_$rep.rx
 	# shellcheck disable=SC2086
-	xfer_start "$NS_B" $PL_PORT "$r" $k -i 10 -G 5 || { log "  $sc $t rep $rep: no receiver"; return 1; }
+	xfer_start "$NS_B" $PL_PORT "$r" $k -i 10 -g 5 || { log "  $sc $t rep $rep: no receiver"; return 1; }
 	# shellcheck disable=SC2086
 	ip netns exec "$NS_A" ./mrc_xfer $k -c "$B4" -p $PL_PORT -n $((1 << 40)) -d "$PL_SECS" \
 		-U 30000 > "$r.tx" 2>&1 &

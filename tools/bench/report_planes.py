@@ -7,7 +7,7 @@ TRANSPORTS = ("mrc", "mptcp", "tcp")
 SCENARIOS = {"nic": "a's plane-1 NIC down", "leaf": "plane 1's leaf blackholed"}
 NIC_GOAL_MS = 5.0       # MRC's longest gap after a local NIC failure
 LEAF_GOAL_RTTS = 3.0    # ... after a silent leaf failure, in loaded RTTs
-GAP_FLOOR_MS = 5.0      # the receiver reports gaps over this (mrc_xfer -G)
+GAP_FLOOR_MS = 5.0      # the receiver reports gaps of at least this (mrc_xfer -g)
 
 
 def _ticks(path):
@@ -23,14 +23,16 @@ def _ticks(path):
 
 
 def _gaps(path):
-    """(end ms, gap ms) of every delivery gap the receiver reported (-G)."""
+    """(end ms, gap ms) of every delivery gap the receiver reported (mrc_xfer
+    -g: "gap at_ms=START ms=G"; an earlier -G printed end_ms=END)."""
     gaps = []
     if not os.path.exists(path):
         return gaps
     for line in open(path):
         if line.startswith("gap "):
             a = dict(x.split("=") for x in line.split()[1:])
-            gaps.append((float(a["end_ms"]), float(a["ms"])))
+            g = float(a["ms"])
+            gaps.append((float(a["end_ms"]) if "end_ms" in a else float(a["at_ms"]) + g, g))
     return gaps
 
 
@@ -60,7 +62,7 @@ def load(raw):
         # the failure's gap: any that overlaps [failure, undone + 1 s]; under
         # TCG the guest also stalls on its own, so the longest gap before the
         # failure is the noise floor to read it against.  No gap reported
-        # there (-G 5): at most 5 ms.
+        # there (-g 5): at most 5 ms.
         fail_gap = max([g for e, g in gaps if e > tf0 and e - g < th1 + 1000] or [GAP_FLOOR_MS])
         base_gap = max([g for e, g in gaps if e <= tf0] or [GAP_FLOOR_MS])
         before = _mbit(ticks, max(0, tf0 - 2000), tf0)
