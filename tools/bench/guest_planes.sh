@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=bash
 # The planes section of the benchmark (issue 14; sourced by tools/bench/
-# guest.sh, after the two-host sections: it replaces their fabric with
-# lib.sh's two planes).  a and b have one interface into each of 2 planes,
-# each plane a leaf-spine of PL_SPINES spines; every spine link forwards at
+# guest.sh, last: it replaces the fabric with lib.sh's two planes).  a and
+# b have one interface into each of 2 planes, each plane a leaf-spine of
+# PL_SPINES spines; every spine link forwards at
 # PL_RATE Mbit/s after PL_HOP_MS of delay (one netem each way, so the idle
 # RTT is 2 x PL_HOP_MS).  One connection a -> b for PL_SECS; at PL_FAIL s
 # one failure, undone at PL_HEAL s:

@@ -189,8 +189,8 @@ if cost:
         table.append("   ratios: " + ", ".join(f"{k} = {v:.2f}x" for k, v in r.items() if v))
     table.append("")
 
-planes = report_planes.section(raw, res, table, spread, fmt, ratio)
 coll = report_coll.section(raw, res, table, spread, fmt, ratio)
+planes = report_planes.section(raw, res, table, spread, fmt, ratio)
 text = "\n".join(table)
 with open(os.path.join(out, "table.txt"), "w") as f:
     f.write(text + "\n")
