@@ -3,12 +3,12 @@
 # The planes section of the benchmark (issue 14; sourced by tools/bench/
 # guest.sh, last: it replaces the fabric with lib.sh's two planes).  a and
 # b have one interface into each of 2 planes, each plane a leaf-spine of
-# PL_SPINES spines; every spine link forwards at
-# PL_RATE Mbit/s after PL_HOP_MS of delay (one netem each way, so the idle
-# RTT is 2 x PL_HOP_MS).  One connection a -> b for PL_SECS; at PL_FAIL s
+# PL_SPINES spines; every spine link forwards at PL_RATE Mbit/s after
+# PL_HOP_MS of delay (one netem each way, so the idle RTT is 2 x PL_HOP_MS).  One connection a -> b for PL_SECS; at PL_FAIL s
 # one failure, undone at PL_HEAL s:
 #   nic:  a's plane-1 interface goes down, then up (fabric_host_link)
 #   leaf: a's plane-1 leaf drops everything, links up (fabric_leaf_blackhole)
+# (a failure that starts late, on a busy guest, still lasts PL_HEAL - PL_FAIL)
 # for MRC, MPTCP (fullmesh: a's 2 addresses to b's 2, 4 subflows) and TCP
 # (to b's plane-1 address: its one path crosses the failure).  Times count
 # from the receiver's tick 0 ("start realtime="); plane bytes are what b's
@@ -42,13 +42,15 @@ for p in 1 2; do
 done
 
 # MPTCP fullmesh: b signals its plane-2 address, a's two addresses are
-# fullmesh subflow endpoints: a1-b1 (the first), a2-b1, a1-b2, a2-b2.  A
-# host routes by destination only, so a subflow between planes leaves by
-# the destination's plane and comes back by the source's.
+# fullmesh subflow endpoints: a1-b1 (the first), a2-b1, a1-b2, a2-b2.  No
+# "dev": an endpoint with one binds its subflows to that device, and a
+# plane's device has no route to the other plane's addresses (2 subflows).
+# Routed by destination, a subflow between planes leaves by the
+# destination's plane and comes back by the source's.
 for ns in $NS_A $NS_B; do ip -n "$ns" mptcp limits set subflow 4 add_addr_accepted 4; done
-ip -n "$NS_B" mptcp endpoint add "$P2B4" dev eth1 signal
-ip -n "$NS_A" mptcp endpoint add "$A4" dev eth0 subflow fullmesh
-ip -n "$NS_A" mptcp endpoint add "$P2A4" dev eth1 subflow fullmesh
+ip -n "$NS_B" mptcp endpoint add "$P2B4" signal
+ip -n "$NS_A" mptcp endpoint add "$A4" subflow fullmesh
+ip -n "$NS_A" mptcp endpoint add "$P2A4" subflow fullmesh
 
 # holders: b's /proc/PID/net/dev gives its planes' bytes with no netns exec
 ip netns exec "$NS_B" sleep 1000000 &
@@ -135,6 +137,8 @@ pl_run() {
 	# not delay the failure
 	{ pl_until "$t0" 1000; a=$(pl_rtt "$t" $PL_PORT)
 	  pl_until "$t0" 1600; b=$(pl_rtt "$t" $PL_PORT)
+	  # MRC's EVs and their planes, once a scenario
+	  [ "$t$rep" = mrc1 ] && "$MRCCTL" -n "$NS_A" conn show -e > "$OUT/planes_${sc}_conn.txt" 2>&1
 	  awk -v a="${a:-0 0}" -v b="${b:-0 0}" 'BEGIN { split(a, x, " "); split(b, y, " ")
 		n = (x[1] > 0) + (y[1] > 0); printf "%.2f %d\n", n ? (x[1] + y[1]) / n : 0, (y[2] > x[2] ? y[2] : x[2]) }'
 	} > "$TMPD/rtt" &
