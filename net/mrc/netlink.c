@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Generic netlink family "mrc": module information, per-namespace settings,
- * connection and path (heatmap) dumps, EV policies, counters and events.
+ * connection and path (heatmap) dumps, EV policies, planes, counters and
+ * events.
  *
  * The policies and op tables are generated (netlink_gen.[ch]) from
  * Documentation/netlink/specs/mrc.yaml; this file has the handlers.
@@ -16,6 +17,8 @@
  *    refcount_inc_not_zero(); their fields are read under lock_sock().
  *    Notifications come from the transport with the socket lock held
  *    (softirq or process context) and never sleep.
+ *  - Planes live in plane.c under mrc_net.lock; this file only calls
+ *    mrc_plane_add(), mrc_plane_del() and mrc_planes_get().
  */
 #include <linux/jhash.h>
 #include <linux/sort.h>
@@ -33,6 +36,13 @@
 #define MRC_NL_MAX_PATHS	BIT(16)
 /* one connection's EVs, copied under its lock (ev_cap is 2 * ev_count) */
 #define MRC_NL_SCRATCH		(2 * MRC_MAX_EVS)
+/* planes listed by plane-get and searched by a plane event (default ones) */
+#define MRC_NL_MAX_PLANES	64
+/* a conn path nest: index, family, two addresses, ifindex, ifname, up */
+#define MRC_NL_PATH_SIZE	nla_total_size(3 * nla_total_size(4) +		\
+					       2 * nla_total_size(16) +		\
+					       nla_total_size(IFNAMSIZ) +	\
+					       nla_total_size(1))
 
 /**
  * struct mrc_nl_policy - one EV policy
@@ -117,6 +127,43 @@ static int mrc_nl_put_sockaddr(struct sk_buff *skb, int type, const union mrc_ad
 static u16 mrc_nl_port(const union mrc_addr *a)
 {
 	return ntohs(a->sa.sa_family == AF_INET6 ? a->v6.sin6_port : a->v4.sin_port);
+}
+
+/* Two addresses are the same (family and address; ports ignored). */
+static bool mrc_nl_addr_same(const union mrc_addr *a, const union mrc_addr *b)
+{
+	struct in6_addr ka, kb;
+
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	mrc_nl_addr_key(a, &ka);
+	mrc_nl_addr_key(b, &kb);
+	return ipv6_addr_equal(&ka, &kb);
+}
+
+/*
+ * @ifindex as @idx_type and, while the device exists, its name as
+ * @name_type.  The name is copied under RCU without the rename lock (not
+ * exported): a rename racing with it may show the old name.
+ */
+static int mrc_nl_put_dev(struct sk_buff *skb, struct net *net, int ifindex, int idx_type,
+			  int name_type)
+{
+	char name[IFNAMSIZ] = "";
+	struct net_device *dev;
+
+	if (nla_put_u32(skb, idx_type, ifindex))
+		return -EMSGSIZE;
+	if (ifindex <= 0)
+		return 0;
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(net, ifindex);
+	if (dev)
+		strscpy(name, dev->name, sizeof(name));
+	rcu_read_unlock();
+	if (name[0] && nla_put_string(skb, name_type, name))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /* An address attribute of 4 (IPv4) or 16 (IPv6) bytes. */
@@ -426,7 +473,30 @@ static int mrc_nl_put_ev(struct sk_buff *skb, const struct mrc_ev *ev)
 	    nla_put_u32(skb, MRC_A_EV_SENT, ev->sent) ||
 	    nla_put_u32(skb, MRC_A_EV_DELIVERED, ev->delivered) ||
 	    nla_put_u32(skb, MRC_A_EV_LOST, ev->lost) ||
-	    nla_put_u32(skb, MRC_A_EV_CE, ev->ce)) {
+	    nla_put_u32(skb, MRC_A_EV_CE, ev->ce) ||
+	    nla_put_u8(skb, MRC_A_EV_PATH, ev->path)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* One path of a connection: a conn path nest. */
+static int mrc_nl_put_path(struct sk_buff *skb, struct net *net, const struct mrc_path *p,
+			   u8 index)
+{
+	struct nlattr *nest = nla_nest_start(skb, MRC_A_CONN_PATH);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u8(skb, MRC_A_CONN_PATH_INDEX, index) ||
+	    nla_put_u16(skb, MRC_A_CONN_PATH_FAMILY, p->local.sa.sa_family) ||
+	    mrc_nl_put_sockaddr(skb, MRC_A_CONN_PATH_LOCAL_ADDR, &p->local) ||
+	    mrc_nl_put_sockaddr(skb, MRC_A_CONN_PATH_REMOTE_ADDR, &p->remote) ||
+	    mrc_nl_put_dev(skb, net, p->ifindex, MRC_A_CONN_PATH_IFINDEX,
+			   MRC_A_CONN_PATH_IFNAME) ||
+	    nla_put_u8(skb, MRC_A_CONN_PATH_UP, p->up)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -484,6 +554,10 @@ static int mrc_nl_fill_conn(struct sk_buff *skb, struct mrc_sock *msk, u32 porti
 	    nla_put_uint(skb, MRC_A_CONN_PACKETS_LOST, st->packets_lost) ||
 	    nla_put_uint(skb, MRC_A_CONN_RTO_EVENTS, st->rto_events))
 		goto cancel;
+	/* the paths first: the EV table may be cut short, they may not */
+	for (i = 0; i < min_t(u32, msk->npaths, MRC_MAX_PATHS); i++)
+		if (mrc_nl_put_path(skb, sock_net(&msk->sk), &msk->paths[i], i))
+			goto cancel;
 	for (i = 0; msk->evs && i < msk->ev_cap; i++) {
 		if (msk->evs[i].state == MRC_EV_FREE)
 			continue;
@@ -521,7 +595,8 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	}
 	lock_sock(&msk->sk);
-	size = NLMSG_GOODSIZE + (size_t)msk->ev_cap * nla_total_size(11 * nla_total_size(4));
+	size = NLMSG_GOODSIZE + MRC_MAX_PATHS * MRC_NL_PATH_SIZE +
+	       (size_t)msk->ev_cap * nla_total_size(12 * nla_total_size(4));
 	msg = genlmsg_new(size, GFP_KERNEL);
 	if (!msg) {
 		err = -ENOMEM;
@@ -726,15 +801,18 @@ static u32 mrc_nl_paths_snap(struct mrc_sock *msk, struct mrc_nl_path *rows)
 	u32 i, n = 0;
 
 	sock_owned_by_me(&msk->sk);
-	mrc_nl_addr_key(&msk->remote, &peer);
 	for (i = 0; msk->evs && i < msk->ev_cap && n < MRC_NL_SCRATCH; i++) {
 		const struct mrc_ev *ev = &msk->evs[i];
+		/* the peer address of the EV's path: rows group by plane */
+		const union mrc_addr *remote = ev->path && ev->path < msk->npaths ?
+					       &msk->paths[ev->path].remote : &msk->remote;
 
 		if (ev->state == MRC_EV_FREE)
 			continue;
+		mrc_nl_addr_key(remote, &peer);
 		rows[n++] = (struct mrc_nl_path){
 			.peer		= peer,
-			.family		= msk->remote.sa.sa_family,
+			.family		= remote->sa.sa_family,
 			.port		= ev->port,
 			.conns		= 1,
 			.retired	= ev->state == MRC_EV_RETIRED,
@@ -1108,6 +1186,157 @@ int mrc_nl_policy_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+/* ---- planes -------------------------------------------------------------- */
+
+/*
+ * The address of a plane-add or plane-del request: addr (4 or 16 bytes) and
+ * an optional family that must agree with it.  The unspecified address,
+ * multicast and broadcast are no device's own address: refused here with a
+ * clearer message than plane.c's lookup would give.
+ */
+static int mrc_nl_plane_addr(struct genl_info *info, union mrc_addr *addr)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **tb = info->attrs;
+	struct in6_addr a;
+	bool bad;
+	int family;
+
+	if (GENL_REQ_ATTR_CHECK(info, MRC_A_PLANE_ADDR))
+		return -EINVAL;
+	family = mrc_nl_get_addr(tb[MRC_A_PLANE_ADDR], &a, extack);
+	if (family < 0)
+		return family;
+	if (tb[MRC_A_PLANE_FAMILY] && nla_get_u16(tb[MRC_A_PLANE_FAMILY]) != family) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[MRC_A_PLANE_FAMILY],
+				    "family does not match the address's length");
+		return -EINVAL;
+	}
+	memset(addr, 0, sizeof(*addr));
+	if (family == AF_INET) {
+		addr->v4.sin_family = AF_INET;
+		addr->v4.sin_addr.s_addr = a.s6_addr32[0];
+		bad = ipv4_is_zeronet(a.s6_addr32[0]) || ipv4_is_multicast(a.s6_addr32[0]) ||
+		      ipv4_is_lbcast(a.s6_addr32[0]);
+	} else {
+		addr->v6.sin6_family = AF_INET6;
+		addr->v6.sin6_addr = a;
+		bad = ipv6_addr_any(&a) || ipv6_addr_is_multicast(&a);
+	}
+	if (bad) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[MRC_A_PLANE_ADDR],
+				    "a plane address must be a unicast address");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mrc_nl_plane_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mrc_net *mn = mrc_pernet(genl_info_net(info));
+	struct nlattr *attr = info->attrs[MRC_A_PLANE_ADDR];
+	struct netlink_ext_ack *extack = info->extack;
+	union mrc_addr addr;
+	int err;
+
+	err = mrc_nl_plane_addr(info, &addr);
+	if (err)
+		return err;
+	err = mrc_plane_add(mn, &addr);
+	switch (err) {
+	case 0:
+		break;
+	case -EEXIST:
+		NL_SET_ERR_MSG_ATTR(extack, attr, "this address is already a plane");
+		break;
+	case -ENOSPC:
+		NL_SET_ERR_MSG_FMT(extack, "at most %d planes per namespace", MRC_MAX_PLANES);
+		break;
+	case -EADDRNOTAVAIL:
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "no device of the namespace has this address");
+		break;
+	case -EAFNOSUPPORT:
+		NL_SET_ERR_MSG_ATTR(extack, attr, "this address family is not supported");
+		break;
+	default:	/* mrc_tunnel_get(): a plane needs its family's socket */
+		NL_SET_ERR_MSG_FMT(extack, "cannot open the %s tunnel socket",
+				   addr.sa.sa_family == AF_INET ? "IPv4" : "IPv6");
+		break;
+	}
+	return err;
+}
+
+int mrc_nl_plane_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mrc_net *mn = mrc_pernet(genl_info_net(info));
+	union mrc_addr addr;
+	int err;
+
+	err = mrc_nl_plane_addr(info, &addr);
+	if (err)
+		return err;
+	err = mrc_plane_del(mn, &addr);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MRC_A_PLANE_ADDR],
+				    "no plane with this address");
+	return err;
+}
+
+/* The attributes of one plane; @id 0: not listed, no id attribute. */
+static int mrc_nl_put_plane(struct sk_buff *skb, struct net *net, const struct mrc_plane *p,
+			    u32 id, bool is_default)
+{
+	if ((id && nla_put_u32(skb, MRC_A_PLANE_ID, id)) ||
+	    nla_put_u16(skb, MRC_A_PLANE_FAMILY, p->addr.sa.sa_family) ||
+	    mrc_nl_put_sockaddr(skb, MRC_A_PLANE_ADDR, &p->addr) ||
+	    mrc_nl_put_dev(skb, net, p->ifindex, MRC_A_PLANE_IFINDEX, MRC_A_PLANE_IFNAME) ||
+	    nla_put_u8(skb, MRC_A_PLANE_UP, p->up) ||
+	    (is_default && nla_put_flag(skb, MRC_A_PLANE_IS_DEFAULT)) ||
+	    nla_put_u32(skb, MRC_A_PLANE_DOWN_EVENTS, p->down_events) ||
+	    nla_put_u32(skb, MRC_A_PLANE_UP_EVENTS, p->up_events))
+		return -EMSGSIZE;
+	return 0;
+}
+
+struct mrc_nl_plane_ctx {
+	u32	pos;		/* planes already sent */
+};
+
+/*
+ * plane-get: the list is read afresh for each skb of the dump; it holds a
+ * few entries and fits in the first one, so the ids stay consistent.
+ */
+int mrc_nl_plane_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mrc_nl_plane_ctx *ctx = (void *)cb->ctx;
+	struct mrc_net *mn = mrc_pernet(sock_net(skb->sk));
+	struct mrc_plane *planes;
+	bool is_default = false;
+	void *hdr;
+	int n;
+
+	NL_ASSERT_DUMP_CTX_FITS(struct mrc_nl_plane_ctx);
+	planes = kmalloc_array(MRC_NL_MAX_PLANES, sizeof(*planes), GFP_KERNEL);
+	if (!planes)
+		return -ENOMEM;
+	n = mrc_planes_get(mn, planes, MRC_NL_MAX_PLANES, &is_default);
+	for (; ctx->pos < n; ctx->pos++) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &mrc_nl_family, NLM_F_MULTI, MRC_CMD_PLANE_GET);
+		if (!hdr)
+			break;
+		if (mrc_nl_put_plane(skb, mn->net, &planes[ctx->pos], ctx->pos + 1,
+				     is_default)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	kfree(planes);
+	return n < 0 ? n : skb->len;
+}
+
 /* ---- counters ------------------------------------------------------------ */
 
 int mrc_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -1208,6 +1437,50 @@ void mrc_nl_notify_conn(struct mrc_sock *msk, bool established)
 	mrc_nl_multicast(msg, net);
 }
 
+/**
+ * mrc_nl_notify_plane() - report a plane down or up
+ * @mn: namespace state
+ * @plane: the plane, already in its new state (@plane->up says which)
+ *
+ * The event carries the plane's id in the current list (mrc_planes_get()),
+ * none when it is no longer listed: a default plane whose device went down.
+ *
+ * Context: process or softirq, not under mn->lock (mrc_planes_get() takes
+ * it); does not sleep.
+ */
+void mrc_nl_notify_plane(struct mrc_net *mn, const struct mrc_plane *plane)
+{
+	bool is_default = !READ_ONCE(mn->nplanes);
+	struct net *net = mn->net;
+	struct mrc_plane *planes;
+	struct sk_buff *msg;
+	int n, i;
+	u32 id = 0;
+	void *hdr;
+
+	if (!genl_has_listeners(&mrc_nl_family, net, MRC_NLGRP_EVENTS))
+		return;
+	planes = kmalloc_array(MRC_NL_MAX_PLANES, sizeof(*planes), GFP_ATOMIC);
+	if (planes) {
+		n = mrc_planes_get(mn, planes, MRC_NL_MAX_PLANES, &is_default);
+		for (i = 0; i < n && !id; i++)
+			if (mrc_nl_addr_same(&planes[i].addr, &plane->addr))
+				id = i + 1;
+		kfree(planes);
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &mrc_nl_family, 0,
+			  plane->up ? MRC_CMD_PLANE_UP_NTF : MRC_CMD_PLANE_DOWN_NTF);
+	if (!hdr || mrc_nl_put_plane(msg, net, plane, id, is_default)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	mrc_nl_multicast(msg, net);
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 static int __net_init mrc_nl_net_init(struct net *net)
@@ -1265,9 +1538,4 @@ void mrc_nl_exit(void)
 {
 	genl_unregister_family(&mrc_nl_family);
 	unregister_pernet_subsys(&mrc_nl_net_ops);
-}
-
-/* Placeholder until the plane events land (netlink work in progress) */
-void mrc_nl_notify_plane(struct mrc_net *mn, const struct mrc_plane *plane)
-{
 }

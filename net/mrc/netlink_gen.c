@@ -83,6 +83,18 @@ static const struct nla_policy mrc_policy_del_nl_policy[MRC_A_POLICY_ID + 1] = {
 	[MRC_A_POLICY_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
+/* MRC_CMD_PLANE_ADD - do */
+static const struct nla_policy mrc_plane_add_nl_policy[MRC_A_PLANE_ADDR + 1] = {
+	[MRC_A_PLANE_FAMILY] = { .type = NLA_U16, },
+	[MRC_A_PLANE_ADDR] = { .type = NLA_BINARY, },
+};
+
+/* MRC_CMD_PLANE_DEL - do */
+static const struct nla_policy mrc_plane_del_nl_policy[MRC_A_PLANE_ADDR + 1] = {
+	[MRC_A_PLANE_FAMILY] = { .type = NLA_U16, },
+	[MRC_A_PLANE_ADDR] = { .type = NLA_BINARY, },
+};
+
 /* Ops table for mrc */
 static const struct genl_split_ops mrc_nl_ops[] = {
 	{
@@ -146,6 +158,25 @@ static const struct genl_split_ops mrc_nl_ops[] = {
 		.cmd	= MRC_CMD_STATS_GET,
 		.doit	= mrc_nl_stats_get_doit,
 		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= MRC_CMD_PLANE_ADD,
+		.doit		= mrc_nl_plane_add_doit,
+		.policy		= mrc_plane_add_nl_policy,
+		.maxattr	= MRC_A_PLANE_ADDR,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= MRC_CMD_PLANE_DEL,
+		.doit		= mrc_nl_plane_del_doit,
+		.policy		= mrc_plane_del_nl_policy,
+		.maxattr	= MRC_A_PLANE_ADDR,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= MRC_CMD_PLANE_GET,
+		.dumpit	= mrc_nl_plane_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
 	},
 };
 

@@ -26,6 +26,9 @@ int mrc_nl_policy_add_doit(struct sk_buff *skb, struct genl_info *info);
 int mrc_nl_policy_del_doit(struct sk_buff *skb, struct genl_info *info);
 int mrc_nl_policy_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int mrc_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
+int mrc_nl_plane_add_doit(struct sk_buff *skb, struct genl_info *info);
+int mrc_nl_plane_del_doit(struct sk_buff *skb, struct genl_info *info);
+int mrc_nl_plane_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 enum {
 	MRC_NLGRP_EVENTS,

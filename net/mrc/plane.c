@@ -362,6 +362,7 @@ int mrc_addr_list_take(struct mrc_sock *msk, const void *buf, unsigned int len)
  */
 bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote)
 {
+	/* pairs with smp_store_release() in mrc_addr_list_take(): entries first */
 	u8 i, n = smp_load_acquire(&msk->npeer_addrs);
 
 	if (mrc_addr_same_ip(remote, &msk->remote))

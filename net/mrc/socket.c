@@ -1283,30 +1283,71 @@ static void mrc_fill_info(struct mrc_sock *msk, struct mrc_info *info)
 	info->rcv_wnd = mrc_rcv_wnd(msk);
 }
 
-/* Copies the per-EV table (active and retired EVs) for MRC_PATH_INFO. */
-static int mrc_get_path_info(struct mrc_sock *msk, char __user *optval, int __user *optlen,
-			     int len)
+/* MRC_PATH_INFO's entries are read as arrays: their layout never changes. */
+static_assert(sizeof(struct mrc_path_info) == 36);
+static_assert(offsetof(struct mrc_path_info_ext, path) == 36);
+static_assert(offsetof(struct mrc_path_info_ext, local_addr) == 40);
+static_assert(offsetof(struct mrc_path_info_ext, remote_addr) == 56);
+static_assert(sizeof(struct mrc_path_info_ext) == 72);
+
+/* An address in the 16 bytes of mrc_path_info_ext, IPv4 first. */
+static void mrc_path_addr(u8 *out, const union mrc_addr *a)
 {
-	struct mrc_path_info pi;
+	memset(out, 0, 16);
+	if (a->sa.sa_family == AF_INET6)
+		memcpy(out, &a->v6.sin6_addr, 16);
+	else if (a->sa.sa_family == AF_INET)
+		memcpy(out, &a->v4.sin_addr, 4);
+}
+
+/**
+ * mrc_get_path_info() - copy the per-EV table for MRC_PATH_INFO[_EXT]
+ * @msk: the connection, socket lock held, its EVs allocated
+ * @optval: the user's buffer
+ * @optlen: the user's length, set to the bytes written
+ * @len: the buffer's size
+ * @ext: struct mrc_path_info_ext entries (each EV's path), else mrc_path_info
+ *
+ * Active and retired EVs, as many whole entries as fit.  Copied under the
+ * socket lock (it may be held across a fault) so that the table and the
+ * paths it points at are one snapshot.
+ *
+ * Return: 0 or -EFAULT.
+ */
+static int mrc_get_path_info(struct mrc_sock *msk, char __user *optval, int __user *optlen,
+			     int len, bool ext)
+{
+	int size = ext ? sizeof(struct mrc_path_info_ext) : sizeof(struct mrc_path_info);
+	struct mrc_path_info_ext pe;
 	int i, n = 0;
 
-	for (i = 0; i < msk->ev_cap && (n + 1) * (int)sizeof(pi) <= len; i++) {
+	for (i = 0; i < msk->ev_cap && (n + 1) * size <= len; i++) {
 		const struct mrc_ev *ev = &msk->evs[i];
 
 		if (ev->state == MRC_EV_FREE)
 			continue;
-		pi = (struct mrc_path_info){
+		memset(&pe, 0, sizeof(pe));
+		pe.info = (struct mrc_path_info){
 			.port = ev->port, .state = ev->state, .losses = ev->losses,
 			.weight = ev->weight, .srtt_us = ev->srtt_us,
 			.min_rtt_us = ev->min_rtt_us, .in_flight = ev->in_flight,
 			.sent = ev->sent, .delivered = ev->delivered, .lost = ev->lost,
 			.ce = ev->ce,
 		};
-		if (copy_to_user(optval + n * sizeof(pi), &pi, sizeof(pi)))
+		pe.path = ev->path;
+		/* an index past npaths (none built yet) reports no addresses */
+		if (ext && ev->path < min_t(u8, msk->npaths, MRC_MAX_PATHS)) {
+			const struct mrc_path *p = &msk->paths[ev->path];
+
+			pe.family = p->local.sa.sa_family;
+			mrc_path_addr(pe.local_addr, &p->local);
+			mrc_path_addr(pe.remote_addr, &p->remote);
+		}
+		if (copy_to_user(optval + n * size, &pe, size))
 			return -EFAULT;
 		n++;
 	}
-	return put_user(n * (int)sizeof(pi), optlen);
+	return put_user(n * size, optlen);
 }
 
 static int mrc_getsockopt(struct socket *sock, int level, int optname, char __user *optval,
@@ -1337,7 +1378,9 @@ static int mrc_getsockopt(struct socket *sock, int level, int optname, char __us
 			return -EFAULT;
 		return 0;
 	case MRC_PATH_INFO:
-		val = msk->evs ? mrc_get_path_info(msk, optval, optlen, len) : -ENOTCONN;
+	case MRC_PATH_INFO_EXT:
+		val = msk->evs ? mrc_get_path_info(msk, optval, optlen, len,
+						   optname == MRC_PATH_INFO_EXT) : -ENOTCONN;
 		release_sock(&msk->sk);
 		return val;
 	case MRC_NODELAY:

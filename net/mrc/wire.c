@@ -19,6 +19,7 @@
  */
 enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 {
+	const unsigned int hs_len = sizeof(struct mrc_hs_payload);
 	unsigned int plen;
 	bool syn;
 
@@ -36,12 +37,10 @@ enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 	case MRC_T_SYNACK:
 	case MRC_T_HSACK:
 		/* then maybe an address list of 1..MRC_MAX_PLANES entries */
-		if (plen != sizeof(struct mrc_hs_payload) &&
-		    (plen < sizeof(struct mrc_hs_payload) + struct_size_t(struct mrc_addr_list, addrs, 1) ||
-		     plen > sizeof(struct mrc_hs_payload) +
-			    struct_size_t(struct mrc_addr_list, addrs, MRC_MAX_PLANES) ||
-		     (plen - sizeof(struct mrc_hs_payload) - sizeof(struct mrc_addr_list)) %
-		     sizeof(struct mrc_wire_addr)))
+		if (plen != hs_len &&
+		    (plen < hs_len + struct_size_t(struct mrc_addr_list, addrs, 1) ||
+		     plen > hs_len + struct_size_t(struct mrc_addr_list, addrs, MRC_MAX_PLANES) ||
+		     (plen - hs_len - sizeof(struct mrc_addr_list)) % sizeof(struct mrc_wire_addr)))
 			return MRC_C_RX_DROP_LEN;
 		break;
 	case MRC_T_DATA:

@@ -18,6 +18,8 @@
 #       one's window; a huge window is clamped to 8192 x MSS, and so is the
 #       one the victim advertises with a huge rcvbuf.
 #  9)   a transmit that fails (no route) leaks no per-EV in_flight.
+#  10)  MRC_PATH_INFO_EXT: every EV names a path the connection has (path 0,
+#       the only one here) with a non-zero local address.
 #
 # PEER_ONLY (e.g. "4 5") runs a subset; ZERO_N and OOO_N set the counts.
 cd "$(dirname "$0")" || exit 1
@@ -35,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ONLY=${PEER_ONLY:-1 2 3 4 5 6 7 8 9}
+ONLY=${PEER_ONLY:-1 2 3 4 5 6 7 8 9 10}
 tap_plan $(echo $ONLY | wc -w)
 want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 modprobe mrc 2>/dev/null || insmod ../../net/mrc/mrc.ko 2>/dev/null
@@ -134,6 +136,12 @@ if want 9; then
 	[ "$(kv "$f" tx_errors)" -gt 0 ] &&
 		[ "$(kv "$f" ev_in_flight_sum)" = "$(kv "$f" conn_in_flight)" ]
 	tap_result $(( ! $? )) "failed transmits leak no EV in_flight ($(kv "$f" ev_in_flight_sum) vs $(kv "$f" conn_in_flight))"
+fi
+if want 10; then
+	[ -s "$out/xmitfail" ] || peer xmitfail
+	f=$out/xmitfail
+	[ "$(kv "$f" ext_n)" -gt 0 ] && [ "$(kv "$f" ext_bad)" = 0 ]
+	tap_result $(( ! $? )) "MRC_PATH_INFO_EXT: each of $(kv "$f" ext_n) EVs is on a path of the connection with its addresses ($(kv "$f" ext_bad) not)"
 fi
 
 tap_done

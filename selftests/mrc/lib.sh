@@ -457,20 +457,29 @@ plane_leaf_links() {
 # drops everything it receives; its links stay up.  One tc process (see
 # fabric_blackhole); fabric_pin_keys keeps this from patching kernel text.
 fabric_leaf_blackhole() {
-	local ifname
-	for ifname in $(plane_leaf_links "$1" "$2"); do
-		echo "qdisc replace dev $ifname clsact"
-		echo "filter replace dev $ifname ingress pref 1 matchall action drop"
-	done | tc -n "$(plane_leaf "$1" "$2")" -batch -
+	leaf_blackhole_cmds "$1" "$2" | tc -n "$(plane_leaf "$1" "$2")" -batch -
 }
 
 # fabric_leaf_heal P K: undoes fabric_leaf_blackhole.
 fabric_leaf_heal() {
+	leaf_heal_cmds "$1" "$2" | tc -n "$(plane_leaf "$1" "$2")" -force -batch - 2>/dev/null
+	return 0
+}
+
+# leaf_blackhole_cmds P K, leaf_heal_cmds P K: their `tc -batch` lines, for
+# a tc started ahead of the moment (see planes.sh)
+leaf_blackhole_cmds() {
+	local ifname
+	for ifname in $(plane_leaf_links "$1" "$2"); do
+		echo "qdisc replace dev $ifname clsact"
+		echo "filter replace dev $ifname ingress pref 1 matchall action drop"
+	done
+}
+leaf_heal_cmds() {
 	local ifname
 	for ifname in $(plane_leaf_links "$1" "$2"); do
 		echo "qdisc del dev $ifname clsact"
-	done | tc -n "$(plane_leaf "$1" "$2")" -force -batch - 2>/dev/null
-	return 0
+	done
 }
 
 # fabric_plane_blackhole P / fabric_plane_heal P: both leaves of plane P.

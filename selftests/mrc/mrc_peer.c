@@ -30,7 +30,8 @@
  *              never answers: how many orphans remain (net.mrc.max_orphans)
  *   window     reordered ACKs and a huge window: the victim's snd_wnd
  *   xmitfail   the route to the peer fails while the victim sends: per-EV
- *              in_flight must not leak
+ *              in_flight must not leak; MRC_PATH_INFO_EXT names each EV's
+ *              path (ext_bad: entries that do not)
  *   addrs      address announcements (issue 14): the real HSACK announces
  *              -A LEGIT; forged ones announce -F FORGED: an HSACK with a
  *              wrong destination ID before it, then, once established, one
@@ -467,9 +468,39 @@ static int mode_window(void)
 	return 0;
 }
 
+/*
+ * Entries of MRC_PATH_INFO_EXT that do not name the connection's one path:
+ * one address at each end (the crafted peer announces none), so npaths is
+ * 1 and every EV must be on path 0 with the connection's own addresses.
+ */
+static int path_ext_bad(int fd, int *n)
+{
+	static struct mrc_path_info_ext pe[512];
+	struct sockaddr_in la = {}, ra = {};
+	socklen_t len = sizeof(pe), sl = sizeof(la), rl = sizeof(ra);
+	static const uint8_t zero[16];
+	int k, bad = 0;
+
+	if (getsockopt(fd, SOL_MRC, MRC_PATH_INFO_EXT, pe, &len))
+		die("MRC_PATH_INFO_EXT");
+	if (getsockname(fd, (struct sockaddr *)&la, &sl) ||
+	    getpeername(fd, (struct sockaddr *)&ra, &rl))
+		die("getsockname");
+	*n = len / sizeof(pe[0]);
+	if (len % sizeof(pe[0]) || !*n)
+		return 1;
+	for (k = 0; k < *n; k++)
+		bad += pe[k].path != 0 || pe[k].family != AF_INET ||
+		       !memcmp(pe[k].local_addr, zero, 16) ||
+		       memcmp(pe[k].local_addr, &la.sin_addr, 4) ||
+		       memcmp(pe[k].remote_addr, &ra.sin_addr, 4) || pe[k].reserved;
+	return bad;
+}
+
 static int mode_xmitfail(const char *peer)
 {
 	struct mrc_path_info pi[512];
+	int ext_n = 0, ext_bad;
 	long long e0 = mrc_stat("TxErrors");
 	socklen_t len = sizeof(pi);
 	struct conn c = {};
@@ -493,11 +524,12 @@ static int mode_xmitfail(const char *peer)
 		die("MRC_PATH_INFO");
 	for (k = 0; k < (int)(len / sizeof(pi[0])); k++)
 		sum += pi[k].in_flight;
+	ext_bad = path_ext_bad(c.fd, &ext_n);
 	snprintf(cmd, sizeof(cmd), "ip route del unreachable %s/32", peer);
 	if (system(cmd))
 		die("ip route del");
-	printf("tx_errors=%lld\nconn_in_flight=%u\nev_in_flight_sum=%u\n",
-	       mrc_stat("TxErrors") - e0, i.in_flight, sum);
+	printf("tx_errors=%lld\nconn_in_flight=%u\nev_in_flight_sum=%u\next_n=%d\next_bad=%d\n",
+	       mrc_stat("TxErrors") - e0, i.in_flight, sum, ext_n, ext_bad);
 	return 0;
 }
 

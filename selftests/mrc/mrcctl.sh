@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The control plane: the "mrc" generic netlink family through mrcctl and the
 # kernel's own ynl cli.py.  Config round trips and range checks, privilege,
-# connection and path dumps, EV policies, counters, Prometheus output (checked
-# by promtool), events on a blackholed spine, JSON output, and a UDP port
-# change used by new connections.
+# connection and path dumps, EV policies, planes (add/show/del, their errors
+# and events), counters, Prometheus output (checked by promtool), events on a
+# blackholed spine, JSON output, and a UDP port change used by new
+# connections.
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
-trap 'kill $(jobs -p) 2>/dev/null; ip netns del mrc-cfg 2>/dev/null; fabric_down' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; ip netns del mrc-cfg 2>/dev/null; ip netns del mrc-pl 2>/dev/null
+      fabric_down' EXIT
 MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
 SPEC=$(cd ../../Documentation/netlink/specs && pwd)/mrc.yaml
 KSRC=${MRC_CACHE:-/var/cache/mrc}/linux-source-6.12
@@ -18,7 +20,7 @@ mrcctl() { "$MRCCTL" "$@"; }
 # ok CMD...: one TAP line named after the command's description in $DESC
 check() { tap_result $(( $1 == 0 )) "$2"; }
 
-tap_plan 46
+tap_plan 56
 [ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
 fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
 ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
@@ -88,10 +90,105 @@ rc2=$?
 [ $rc1 -ne 0 ] && [ "$v" = 8 ] && [ $rc2 -ne 0 ] && grep -q "Operation not permitted" <<< "$err"
 check $? "it cannot add policies nor read connections, but reads config"
 
+# --- planes: a namespace with five dummy devices, one address each ---------
+PL=mrc-pl
+ip netns add $PL && ip -n $PL link set lo up &&
+	ns_sysctl $PL net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 &&
+	for i in 1 2 3 4 5; do
+		ip -n $PL link add pl$i type dummy && ip -n $PL link set pl$i up || break
+	done &&
+	addr $PL pl1 10.70.1.1/24 && addr $PL pl2 fd70:2::1/64 && addr $PL pl3 10.70.3.1/24 &&
+	addr $PL pl4 10.70.4.1/24 && addr $PL pl5 10.70.5.1/24 ||
+	echo "# cannot build the planes namespace"
+# plane_err EXPECTED-TEXT ARGS...: mrcctl -n $PL plane ARGS fails with the text
+plane_err() {
+	local text=$1 err rc
+	shift
+	err=$(mrcctl -n $PL plane "$@" 2>&1 >/dev/null)
+	rc=$?
+	echo "# plane $*: rc $rc: $err"
+	[ $rc -eq 2 ] && grep -q -- "$text" <<< "$err"
+}
+mrcctl -n $PL plane show | sed 's/^/# default: /'
+mrcctl -n $PL -j plane show | jq -e 'length >= 5 and all(.[]; .default and .up) and
+	any(.[]; .addr == "10.70.1.1" and .dev == "pl1") and any(.[]; .addr == "fd70:2::1") and
+	all(.[]; .addr | test("^(fe80|127\\.|::1$)") | not)' > /dev/null
+check $? "plane show without configured planes lists each device's global address, as default"
+
+mrcctl -n $PL plane add 10.70.1.1 && mrcctl -n $PL plane add fd70:2::1 &&
+	mrcctl -n $PL plane show > "$out/planes.txt"
+sed 's/^/# /' "$out/planes.txt"
+printf '%s\n' "plane 1 10.70.1.1 dev pl1 up down_events 0 up_events 0" \
+	"plane 2 fd70:2::1 dev pl2 up down_events 0 up_events 0" | diff - "$out/planes.txt" &&
+	mrcctl -n $PL -j plane show | jq -e 'length == 2 and .[0].id == 1 and
+		.[0].family == 2 and .[1].family == 10 and .[1].dev == "pl2" and
+		(.[1].ifindex > 0) and all(.[]; (.default | not) and .up)' > /dev/null
+check $? "plane add of an IPv4 and an IPv6 address: plane show lists exactly these"
+
+# events: the device of plane 1 goes down and comes back
+mrcctl -n $PL -j monitor > "$out/mon-pl.json" 2>&1 &
+mon=$!
+mrcctl -n $PL monitor > "$out/mon-pl.txt" 2>&1 &
+mon2=$!
+sleep 0.5
+ip -n $PL link set pl1 down
+sleep 0.5
+ip -n $PL link set pl1 up
+sleep 1
+kill $mon $mon2 2>/dev/null
+wait $mon $mon2 2>/dev/null
+sed 's/^/# /' "$out/mon-pl.txt"
+grep -qx "plane-down id 1 addr 10.70.1.1 dev pl1" "$out/mon-pl.txt" &&
+	grep -qx "plane-up id 1 addr 10.70.1.1 dev pl1" "$out/mon-pl.txt" &&
+	jq -e -s 'any(.[]; .event == "plane-down" and .addr == "10.70.1.1" and (.up | not)) and
+		  any(.[]; .event == "plane-up" and .addr == "10.70.1.1" and .up)' \
+		"$out/mon-pl.json" > /dev/null &&
+	mrcctl -n $PL plane show | grep -qx "plane 1 10.70.1.1 dev pl1 up down_events 1 up_events 1"
+check $? "a plane's device down and up: monitor reports plane-down and plane-up, show counts them"
+
+plane_err "addr: no device of the namespace has this address (Cannot assign requested address)" \
+	add 10.70.9.9 &&
+	plane_err "addr: this address is already a plane (File exists)" add 10.70.1.1
+check $? "plane add of an address no device has, or of a plane, is refused"
+mrcctl -n $PL plane add 10.70.3.1 && mrcctl -n $PL plane add 10.70.4.1 &&
+	plane_err "at most 4 planes per namespace (No space left on device)" add 10.70.5.1 &&
+	[ "$(mrcctl -n $PL -j plane show | jq length)" = 4 ]
+check $? "a fifth plane is refused"
+plane_err "addr: no plane with this address (No such file or directory)" del 10.70.5.1
+check $? "plane del of an address that is no plane is refused"
+err=$(ip netns exec $PL unshare -U -r "$MRCCTL" plane add 10.70.5.1 2>&1)
+rc=$?
+echo "# unprivileged plane add: rc $rc: $err"
+ip netns exec $PL unshare -U -r "$MRCCTL" plane del 10.70.1.1 2>/dev/null
+rc2=$?
+[ $rc -eq 2 ] && grep -q "Operation not permitted" <<< "$err" && [ $rc2 -eq 2 ] &&
+	[ "$(ip netns exec $PL unshare -U -r "$MRCCTL" -j plane show | jq length)" = 4 ]
+check $? "without CAP_NET_ADMIN over the netns plane add and del fail, plane show works"
+
+# the kernel's ynl cli.py: a plane-del (the address in hex) and a dump
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+YNL="$py $KSRC/tools/net/ynl/cli.py --spec $SPEC"
+ip netns exec $PL $YNL --do plane-del --json '{"addr": "0a460401"}' > "$out/ynl-pl.txt" 2>&1 &&
+	ip netns exec $PL $YNL --dump plane-get >> "$out/ynl-pl.txt" 2>&1
+rc=$?
+sed 's/^/# ynl: /' "$out/ynl-pl.txt"
+[ $rc -eq 0 ] && grep -q "'addr': '10.70.3.1'" "$out/ynl-pl.txt" &&
+	grep -q "'ifname': 'pl2'" "$out/ynl-pl.txt" && ! grep -q "10.70.4.1" "$out/ynl-pl.txt"
+check $? "tools/net/ynl/cli.py --do plane-del and --dump plane-get"
+
+mrcctl -n $PL plane del 10.70.1.1 &&
+	mrcctl -n $PL plane show | head -n 1 | grep -qx "plane 1 fd70:2::1 dev pl2 up down_events 0 up_events 0" &&
+	mrcctl -n $PL plane del fd70:2::1 && mrcctl -n $PL plane del 10.70.3.1 &&
+	mrcctl -n $PL -j plane show | jq -e 'length >= 5 and all(.[]; .default)' > /dev/null
+check $? "plane del: the ids of the planes after it shift, the last one brings the default back"
+
 # --- a live connection and its EVs ---------------------------------------
 ip netns exec $NS_B ./mrc_hold -l -p 7000 > "$out/srv" 2>&1 &
 for i in $(seq 1 50); do grep -q listening "$out/srv" && break; sleep 0.1; done
-ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 120 > "$out/cli1" 2>&1 &
+# it must outlive the last case (the EXIT trap ends it): 127 s passed under TCG
+# with other VMs on the host
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 400 > "$out/cli1" 2>&1 &
 for i in $(seq 1 100); do grep -q connected "$out/cli1" && break; sleep 0.1; done
 sleep 1
 mrcctl -n $NS_A -j conn show -e > "$out/conn.json"
@@ -101,6 +198,11 @@ jq -e --arg b "$B4" 'length >= 1 and (.[0].remote_addr == $b) and
 	(.[0].evs | length >= 1) and all(.[0].evs[]; .port >= 49152)' \
 	"$out/conn.json" > /dev/null
 check $? "conn show lists the live connection with its EVs"
+jq -e --arg a "$A4" --arg b "$B4" '(.[0].paths | length) as $n | $n >= 1 and
+	.[0].paths[0].index == 0 and .[0].paths[0].local_addr == $a and
+	.[0].paths[0].remote_addr == $b and .[0].paths[0].up and
+	all(.[0].evs[]; .path < $n)' "$out/conn.json" > /dev/null
+check $? "conn show -e lists the connection's paths, path 0 its own, and each EV's path"
 id=$(jq '.[0].local_id' "$out/conn.json")
 mrcctl -n $NS_A -j conn show id "$id" -e | jq -e --argjson id "$id" \
 	'.[0].local_id == $id and (.[0].evs | length >= 1) and .[0].bytes_sent > 0' > /dev/null
@@ -119,8 +221,6 @@ check $? "paths PEER: a heatmap row per source port toward the peer"
 check $? "paths of an unknown peer is empty"
 
 # --- the kernel's ynl cli.py ---------------------------------------------
-py=python3
-[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 ip netns exec $NS_A $py "$KSRC/tools/net/ynl/cli.py" --spec "$SPEC" --dump conn-get \
 	> "$out/cli.txt" 2>&1
 rc=$?
@@ -226,7 +326,7 @@ check $? "monitor reports conn-established and conn-closed"
 # --- every -j output is JSON ---------------------------------------------
 bad=0
 for args in "info" "config show" "conn show" "conn show -e" "paths" "policy show" \
-	    "stats" "stats -a -z"; do
+	    "plane show" "stats" "stats -a -z"; do
 	# shellcheck disable=SC2086
 	mrcctl -n $NS_A -j $args | jq -e . > /dev/null || { echo "# not JSON: $args"; bad=1; }
 	# shellcheck disable=SC2086

@@ -41,7 +41,7 @@ _mrcctl()
 		return
 	fi
 	if [[ -z $obj ]]; then
-		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy stats monitor run help" -- "$cur"))
+		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy plane stats monitor run help" -- "$cur"))
 		return
 	fi
 	n=$((cword - i))
@@ -70,6 +70,17 @@ _mrcctl()
 		elif [[ ${words[i + 1]} == del ]]; then
 			COMPREPLY=($(compgen -W "id $(mrcctl -j policy show 2>/dev/null |
 				grep -o '"id":[0-9]*' | cut -d: -f2)" -- "$cur"))
+		fi
+		;;
+	plane)
+		if ((n == 1)); then
+			COMPREPLY=($(compgen -W "show add del" -- "$cur"))
+		elif ((n == 2)) && [[ ${words[i + 1]} == add ]]; then
+			COMPREPLY=($(compgen -W "$(ip -o addr show scope global 2>/dev/null |
+				awk '{sub("/.*", "", $4); print $4}')" -- "$cur"))
+		elif ((n == 2)) && [[ ${words[i + 1]} == del ]]; then
+			COMPREPLY=($(compgen -W "$(mrcctl plane show 2>/dev/null |
+				awk '!/ default /{print $3}')" -- "$cur"))
 		fi
 		;;
 	stats)

@@ -162,6 +162,12 @@ static void jstr(const char *key, const char *v)
 	jstr_raw(v);
 }
 
+static void jbool(const char *key, bool v)
+{
+	jkey(key);
+	fputs(v ? "true" : "false", stdout);
+}
+
 /* "ev-port-min" -> "ev_port_min" for JSON keys */
 static const char *jname(const char *name)
 {
@@ -499,6 +505,12 @@ static const char *get_addr(const struct nlattr *a, char *buf, size_t len)
 	if (mnl_attr_get_payload_len(a) == 16)
 		return inet_ntop(AF_INET6, mnl_attr_get_payload(a), buf, len);
 	return "?";
+}
+
+/* A device name attribute, or "-" when the kernel sent none (no device) */
+static const char *get_ifname(const struct nlattr *a)
+{
+	return a ? mnl_attr_get_str(a) : "-";
 }
 
 /* addr:port, with [] around IPv6 */
@@ -917,6 +929,7 @@ static void print_ev_json(const struct nlattr *nest)
 	ju64("delivered", get_uint(tb[MRC_A_EV_DELIVERED]));
 	ju64("lost", get_uint(tb[MRC_A_EV_LOST]));
 	ju64("ce", get_uint(tb[MRC_A_EV_CE]));
+	ju64("path", get_uint(tb[MRC_A_EV_PATH]));
 	jobj_end();
 }
 
@@ -926,14 +939,40 @@ static void print_ev_text(const struct nlattr *nest)
 
 	parse_nest(nest, tb);
 	printf("\t%-6" PRIu64 " %-8s %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
-	       PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "\n",
+	       PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %4" PRIu64 "\n",
 	       get_uint(tb[MRC_A_EV_PORT]),
 	       NAME_OF(ev_state_names, get_uint(tb[MRC_A_EV_STATE])),
 	       get_uint(tb[MRC_A_EV_LOSSES]), get_uint(tb[MRC_A_EV_WEIGHT]),
 	       get_uint(tb[MRC_A_EV_SRTT_US]), get_uint(tb[MRC_A_EV_MIN_RTT_US]),
 	       get_uint(tb[MRC_A_EV_IN_FLIGHT]), get_uint(tb[MRC_A_EV_SENT]),
 	       get_uint(tb[MRC_A_EV_DELIVERED]), get_uint(tb[MRC_A_EV_LOST]),
-	       get_uint(tb[MRC_A_EV_CE]));
+	       get_uint(tb[MRC_A_EV_CE]), get_uint(tb[MRC_A_EV_PATH]));
+}
+
+/* One path of a connection: "path N LOCAL > REMOTE dev IF up|down" */
+static void print_conn_path(const struct nlattr *nest)
+{
+	const struct nlattr *tb[TB_MAX];
+	char lb[INET6_ADDRSTRLEN], rb[INET6_ADDRSTRLEN];
+
+	parse_nest(nest, tb);
+	get_addr(tb[MRC_A_CONN_PATH_LOCAL_ADDR], lb, sizeof(lb));
+	get_addr(tb[MRC_A_CONN_PATH_REMOTE_ADDR], rb, sizeof(rb));
+	if (json) {
+		jobj(NULL);
+		ju64("index", get_uint(tb[MRC_A_CONN_PATH_INDEX]));
+		ju64("family", get_uint(tb[MRC_A_CONN_PATH_FAMILY]));
+		jstr("local_addr", lb);
+		jstr("remote_addr", rb);
+		ju64("ifindex", get_uint(tb[MRC_A_CONN_PATH_IFINDEX]));
+		jstr("dev", get_ifname(tb[MRC_A_CONN_PATH_IFNAME]));
+		jbool("up", get_uint(tb[MRC_A_CONN_PATH_UP]));
+		jobj_end();
+		return;
+	}
+	printf("\tpath %" PRIu64 " %s > %s dev %s %s\n", get_uint(tb[MRC_A_CONN_PATH_INDEX]),
+	       lb, rb, get_ifname(tb[MRC_A_CONN_PATH_IFNAME]),
+	       get_uint(tb[MRC_A_CONN_PATH_UP]) ? "up" : "down");
 }
 
 /* Connection IDs authenticate packets: they are no metric (nor a label). */
@@ -1011,6 +1050,11 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 			ju64(jname(conn_num_fields[i].key),
 			     get_uint(tb[conn_num_fields[i].attr]));
 		if (o->evs) {
+			jarr("paths");
+			mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+				if (mnl_attr_get_type(a) == MRC_A_CONN_PATH)
+					print_conn_path(a);
+			jarr_end();
 			jarr("evs");
 			mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
 				if (mnl_attr_get_type(a) == MRC_A_CONN_EV)
@@ -1045,9 +1089,12 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 	       get_uint(tb[MRC_A_CONN_RETRANSMITS]), get_uint(tb[MRC_A_CONN_PACKETS_LOST]),
 	       get_uint(tb[MRC_A_CONN_RTO_EVENTS]));
 	if (o->evs) {
-		printf("\t%-6s %-8s %6s %6s %8s %8s %8s %10s %10s %8s %8s\n", "port", "state",
+		mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+			if (mnl_attr_get_type(a) == MRC_A_CONN_PATH)
+				print_conn_path(a);
+		printf("\t%-6s %-8s %6s %6s %8s %8s %8s %10s %10s %8s %8s %4s\n", "port", "state",
 		       "losses", "weight", "srtt", "min-rtt", "inflight", "sent", "delivered",
-		       "lost", "ce");
+		       "lost", "ce", "path");
 		mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
 			if (mnl_attr_get_type(a) == MRC_A_CONN_EV)
 				print_ev_text(a);
@@ -1391,6 +1438,94 @@ static int cmd_policy(int argc, char **argv)
 	return EXIT_USAGE;
 }
 
+/* ---- planes ------------------------------------------------------------- */
+
+static const char *const plane_attr_names[MRC_A_PLANE_MAX + 1] = {
+	[MRC_A_PLANE_ADDR] = "addr", [MRC_A_PLANE_FAMILY] = "family",
+};
+
+/*
+ * One plane, of plane show or of a plane event (@event: its name):
+ *   plane ID ADDR dev IFNAME up|down [default] down_events N up_events N
+ *   plane-down id N addr A dev D
+ * An event's id is 0 when the plane is no longer listed.
+ */
+static void print_plane(const struct nlmsghdr *nlh, const char *event)
+{
+	const struct nlattr *tb[TB_MAX];
+	char ab[INET6_ADDRSTRLEN];
+	bool up, is_default;
+
+	parse_msg(nlh, tb);
+	get_addr(tb[MRC_A_PLANE_ADDR], ab, sizeof(ab));
+	up = get_uint(tb[MRC_A_PLANE_UP]);
+	is_default = tb[MRC_A_PLANE_IS_DEFAULT];
+	if (json) {
+		jobj(NULL);
+		if (event)
+			jstr("event", event);
+		ju64("id", get_uint(tb[MRC_A_PLANE_ID]));
+		ju64("family", get_uint(tb[MRC_A_PLANE_FAMILY]));
+		jstr("addr", ab);
+		ju64("ifindex", get_uint(tb[MRC_A_PLANE_IFINDEX]));
+		jstr("dev", get_ifname(tb[MRC_A_PLANE_IFNAME]));
+		jbool("up", up);
+		jbool("default", is_default);
+		ju64("down_events", get_uint(tb[MRC_A_PLANE_DOWN_EVENTS]));
+		ju64("up_events", get_uint(tb[MRC_A_PLANE_UP_EVENTS]));
+		jobj_end();
+	} else if (event) {
+		printf("%s id %" PRIu64 " addr %s dev %s\n", event, get_uint(tb[MRC_A_PLANE_ID]),
+		       ab, get_ifname(tb[MRC_A_PLANE_IFNAME]));
+	} else {
+		printf("plane %" PRIu64 " %s dev %s %s%s down_events %" PRIu64 " up_events %"
+		       PRIu64 "\n", get_uint(tb[MRC_A_PLANE_ID]), ab,
+		       get_ifname(tb[MRC_A_PLANE_IFNAME]), up ? "up" : "down",
+		       is_default ? " default" : "", get_uint(tb[MRC_A_PLANE_DOWN_EVENTS]),
+		       get_uint(tb[MRC_A_PLANE_UP_EVENTS]));
+	}
+}
+
+static int plane_cb(const struct nlmsghdr *nlh, void *data)
+{
+	print_plane(nlh, NULL);
+	return 0;
+}
+
+static int cmd_plane(int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+	unsigned char addr[16];
+	bool add;
+	int alen;
+
+	if (argc == 0 || matches(argv[0], "show") || matches(argv[0], "list")) {
+		if (argc > 1)
+			usage_error("plane show takes no arguments (got \"%s\")", argv[1]);
+		if (json)
+			jarr(NULL);
+		talk(req(MRC_CMD_PLANE_GET, NLM_F_DUMP, NULL, 0), plane_cb, NULL);
+		if (json)
+			jarr_end();
+		return 0;
+	}
+	if (matches(argv[0], "add"))
+		add = true;
+	else if (matches(argv[0], "delete") || !strcmp(argv[0], "del"))
+		add = false;
+	else
+		usage_error("unknown plane command \"%s\"; try \"%s help\"", argv[0], prog);
+	if (argc != 2)
+		usage_error("usage: %s plane %s ADDR", prog, add ? "add" : "del");
+	alen = parse_addr(argv[1], addr);
+	nlh = req(add ? MRC_CMD_PLANE_ADD : MRC_CMD_PLANE_DEL, NLM_F_ACK, plane_attr_names,
+		  MRC_A_PLANE_MAX + 1);
+	mnl_attr_put_u16(nlh, MRC_A_PLANE_FAMILY, alen == 4 ? AF_INET : AF_INET6);
+	mnl_attr_put(nlh, MRC_A_PLANE_ADDR, alen, addr);
+	talk(nlh, NULL, NULL);
+	return 0;
+}
+
 /* ---- stats (nstat-like) -------------------------------------------------- */
 
 #define MAX_COUNTERS 256
@@ -1445,6 +1580,10 @@ static const struct {
 	{ "OrphanOverflow", "Closes aborted because net.mrc.max_orphans was reached" },
 	{ "OrphanFinTimeout", "Closed sockets that ended waiting for the peer's FIN" },
 	{ "SpuriousRto", "Retransmission timeouts whose packets had arrived (window restored)" },
+	{ "PlaneDown", "Times a plane's device went down or lost its address" },
+	{ "PlaneUp", "Times a plane came back" },
+	{ "AddrLearned", "Peer plane addresses accepted from handshakes" },
+	{ "AddrRejected", "Peer plane addresses refused: malformed, duplicate or unusable" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
@@ -1643,6 +1782,13 @@ static int monitor_cb(const struct nlmsghdr *nlh, bool ts)
 	case MRC_CMD_EV_READMITTED_NTF:
 		ev = "ev-readmitted";
 		break;
+	case MRC_CMD_PLANE_DOWN_NTF:
+	case MRC_CMD_PLANE_UP_NTF:
+		if (ts && !json)
+			timestamp();
+		print_plane(nlh, g->cmd == MRC_CMD_PLANE_UP_NTF ? "plane-up" : "plane-down");
+		fflush(stdout);
+		return 1;
 	default:
 		return 0;
 	}
@@ -1669,6 +1815,7 @@ static int monitor_cb(const struct nlmsghdr *nlh, bool ts)
 			ju64("srtt_us", get_uint(etb[MRC_A_EV_SRTT_US]));
 			ju64("sent", get_uint(etb[MRC_A_EV_SENT]));
 			ju64("lost", get_uint(etb[MRC_A_EV_LOST]));
+			ju64("path", get_uint(etb[MRC_A_EV_PATH]));
 		}
 		jobj_end();
 	} else {
@@ -1913,6 +2060,8 @@ static void usage(FILE *out)
 		"  policy add [ peer ADDR ] ports MIN[-MAX] { exclude | pin }\n"
 		"  policy del [ id ] ID\n"
 		"  policy flush\n"
+		"  plane [ show ]\n"
+		"  plane { add | del } ADDR\n"
 		"  stats [ -a ] [ -z ] [ -s ] [ -r ]\n"
 		"  monitor [ -t ] [ count N ]\n"
 		"  run [ -p PORTS ] [ -d PREFIXES ] [ -v ] -- COMMAND [ ARGS ]\n"
@@ -1936,6 +2085,7 @@ static const struct {
 	{ "connections", cmd_conn, true },
 	{ "paths", cmd_paths, true },
 	{ "policy", cmd_policy, false },
+	{ "plane", cmd_plane, false },
 	{ "stats", cmd_stats, true },
 	{ "monitor", cmd_monitor, false },
 };

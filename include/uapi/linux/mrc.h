@@ -38,6 +38,7 @@
 #define MRC_EV_COUNT		4	/* int: entropy values per connection */
 #define MRC_PRIORITY		5	/* int: 0 (bulk) .. 7 (urgent) */
 #define MRC_PATH_INFO		6	/* struct mrc_path_info[], read only */
+#define MRC_PATH_INFO_EXT	7	/* struct mrc_path_info_ext[], read only */
 
 /*
  * Priorities at or above MRC_PRIO_HIGH are urgent: on SEQPACKET sockets their
@@ -84,6 +85,27 @@ struct mrc_path_info {
 	__u32	delivered;
 	__u32	lost;
 	__u32	ce;
+};
+
+/**
+ * struct mrc_path_info_ext - an entropy value and its path, for
+ * getsockopt(MRC_PATH_INFO_EXT)
+ *
+ * @info is the entry MRC_PATH_INFO returns; the rest names the path (the
+ * (local, remote) address pair over the hosts' planes) that the EV's
+ * packets take.  Addresses are in network byte order, IPv4 in the first 4
+ * bytes and the other 12 zero; family 0 and zero addresses while the
+ * connection has no path yet.  72 bytes (@info: 36), no implicit padding,
+ * the same on every ABI.  getsockopt() fills as many entries as fit in
+ * optlen and sets optlen to the bytes written.
+ */
+struct mrc_path_info_ext {
+	struct mrc_path_info	info;
+	__u8	path;		/* the connection's path index; path 0: its own */
+	__u8	family;		/* AF_INET or AF_INET6 */
+	__u16	reserved;	/* zero */
+	__u8	local_addr[16];
+	__u8	remote_addr[16];
 };
 
 #define MRC_INFO_VERSION	2
