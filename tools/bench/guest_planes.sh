@@ -118,12 +118,35 @@ pl_until() {
 	return 0
 }
 
+# The failure and its undoing are lines fed to an `ip -batch` or `tc
+# -batch` started before the transfer (as selftests/mrc/planes.sh does): a
+# process start on a loaded TCG guest takes up to seconds, and would smear
+# the moment of failure over as much.  pl_batch NS ip|tc: such a process,
+# reading a fifo; its input in PL_FD, its pid in PL_BPID.
+pl_batch() {
+	local f
+	f=$(mktemp -u "$TMPD/batch.XXXXXX")
+	mkfifo "$f" || return 1
+	"$2" -n "$1" -force -batch - < "$f" > /dev/null 2>&1 &
+	PL_BPID=$!
+	exec {PL_FD}> "$f"
+	rm -f "$f"
+}
+
 # pl_run SCENARIO TRANSPORT REP: one run, one line of planes.tsv
 pl_run() {
-	local sc=$1 t=$2 rep=$3 k r tx rj t0 tf0 tf1 th0 th1 s1 s2 s3 rtt a b x1 x2 y1 y2 z1 z2
+	local sc=$1 t=$2 rep=$3 k r tx rj t0 tf0 tf1 th0 th1 s1 s2 s3 rtt a b x1 x2 y1 y2 z1 z2 down up
 	PL_PORT=$((PL_PORT + 1))
 	k=$(kind_of "$t")
 	r=$TMPD/planes_${sc}_${t}_$rep.rx
+	case $sc in
+	nic)	# up: the addresses and routes back, as fabric_host_link does
+		down="link set $(plane_if 1) down" up=$(plane_host_cmds 1 1)
+		pl_batch "$NS_A" ip ;;
+	leaf)
+		down=$(leaf_blackhole_cmds 1 1) up=$(leaf_heal_cmds 1 1)
+		pl_batch "$(plane_leaf 1 1)" tc ;;
+	esac || { log "  $sc $t rep $rep: no batch process"; return 1; }
 	# shellcheck disable=SC2086
 	xfer_start "$NS_B" $PL_PORT "$r" $k -i 10 -g 5 || { log "  $sc $t rep $rep: no receiver"; return 1; }
 	# shellcheck disable=SC2086
@@ -148,24 +171,22 @@ pl_run() {
 	pl_until "$t0" $((PL_FAIL * 1000))
 	pl_bytes; s2=$PLB
 	tf0=$(( $(now_ms) - t0 ))
-	case $sc in
-	nic) fabric_host_link a 1 down ;;
-	leaf) fabric_leaf_blackhole 1 1 ;;
-	esac
+	echo "$down" >&"$PL_FD"
 	tf1=$(( $(now_ms) - t0 ))
 	# a late failure (a slow guest) still lasts PL_HEAL - PL_FAIL seconds
 	pl_until "$t0" $((tf0 + (PL_HEAL - PL_FAIL) * 1000))
 	pl_bytes; s3=$PLB
 	th0=$(( $(now_ms) - t0 ))
-	case $sc in
-	nic) fabric_host_link a 1 up || log "  a's eth0 not up again" ;;
-	leaf) fabric_leaf_heal 1 1 ;;
-	esac
+	echo "$up" >&"$PL_FD"
 	th1=$(( $(now_ms) - t0 ))
+	exec {PL_FD}>&-
 	wait $rj
 	read -r rtt < "$TMPD/rtt" || rtt="0 0"
 	wait_for $tx $((PL_SECS + 60)) > /dev/null
 	wait_for "$XFER_PID" 60 > /dev/null
+	wait_for "$PL_BPID" 10 > /dev/null
+	[ "$sc" != nic ] || ip -n "$NS_A" link show "$(plane_if 1)" | grep -q "state UP" ||
+		log "  a's $(plane_if 1) not up again"
 	cp "$r" "$r.tx" "$OUT/"
 	# plane bytes: [1 s, failure) and [failure, undone)
 	read -r x1 x2 <<< "$s1"; read -r y1 y2 <<< "$s2"; read -r z1 z2 <<< "$s3"
