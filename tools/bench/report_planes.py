@@ -141,7 +141,7 @@ def section(raw, res, table, spread, fmt, ratio):
                          f" {fmt(pc, '', 0):>18} {fmt(sh, '', 0):>16} {fmt(e['loaded_rtt_ms']):>20}"
                          f" {fmt(e['timer_late_ms'], '', 0):>18}"
                          f" {','.join(map(str, e['paths'])) if t != 'mrc' else '-':>8}"
-                         f" {e['verified_runs']:>2}/{e['runs']:<2}")
+                         f" {e['verified_runs']:>2}/{e['runs']}")
 
     def mean(sc, t, key):
         s = stat(sc, t, key)
