@@ -570,7 +570,7 @@ void mrc_probe_retired(struct mrc_sock *msk)
 		if (ev->state != MRC_EV_RETIRED || time_before(jiffies, ev->next_probe))
 			continue;
 		/* a path whose device is down: mrc_paths_check() re-admits it */
-		if (ev->path && ev->path < msk->npaths && !msk->paths[ev->path].up)
+		if (ev->path < msk->npaths && !msk->paths[ev->path].up)
 			continue;
 		skb = mrc_alloc_packet(0);
 		if (!skb)
