@@ -632,10 +632,33 @@ static void mrc_planes_dev_event(struct mrc_net *mn, struct net_device *dev, boo
 }
 
 /*
- * Something about a device or address of @net changed: every connection
- * with more than one path checks its paths, in its own context.
+ * Checks @msk's paths now, as its timers do: under the socket's spinlock,
+ * or deferred to release_sock() when a user owns it.  Context: process,
+ * BH enabled.
  */
-static void mrc_planes_changed(struct net *net)
+static void mrc_paths_check_now(struct mrc_sock *msk)
+{
+	struct sock *sk = &msk->sk;
+
+	local_bh_disable();
+	bh_lock_sock(sk);
+	if (!sock_owned_by_user(sk))
+		mrc_paths_check(msk);
+	else if (!test_and_set_bit(MRC_DEFER_PATHS, &msk->deferred))
+		sock_hold(sk);	/* dropped in mrc_release_cb */
+	bh_unlock_sock(sk);
+	local_bh_enable();
+}
+
+/*
+ * Something about a device or address of @net changed: every connection
+ * with more than one path checks its paths.  From the device notifier
+ * (@now: process context, RTNL) at once, so that a path's packets move the
+ * moment its device goes, not at the next timer tick (4 ms at HZ=250); from
+ * the address notifiers (inet6's may run atomic, under addrconf's locks) on
+ * the connection's path timer.
+ */
+static void mrc_planes_changed(struct net *net, bool now)
 {
 	struct mrc_net *mn = mrc_pernet(net);
 	struct mrc_sock *msk;
@@ -648,7 +671,10 @@ static void mrc_planes_changed(struct net *net)
 		if (READ_ONCE(msk->npaths) < 2 ||
 		    !refcount_inc_not_zero(&msk->sk.sk_refcnt))
 			continue;
-		sk_reset_timer(&msk->sk, &msk->path_timer, jiffies);
+		if (now)
+			mrc_paths_check_now(msk);
+		else
+			sk_reset_timer(&msk->sk, &msk->path_timer, jiffies);
 		sock_put(&msk->sk);
 	}
 	rcu_read_unlock();
@@ -665,7 +691,7 @@ static int mrc_netdev_event(struct notifier_block *nb, unsigned long event, void
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:	/* carrier */
-		mrc_planes_changed(net);
+		mrc_planes_changed(net, true);
 		if (event != NETDEV_CHANGE)
 			mrc_planes_dev_event(mrc_pernet(net), dev, event == NETDEV_UP);
 		break;
@@ -682,7 +708,7 @@ static int mrc_inetaddr_event(struct notifier_block *nb, unsigned long event, vo
 
 	if (!check_net(net) || (event != NETDEV_UP && event != NETDEV_DOWN))
 		return NOTIFY_DONE;
-	mrc_planes_changed(net);
+	mrc_planes_changed(net, false);
 	if (!READ_ONCE(mn->nplanes) && ifa->ifa_scope == RT_SCOPE_UNIVERSE) {
 		struct mrc_plane p;
 
@@ -703,7 +729,7 @@ static int mrc_inet6addr_event(struct notifier_block *nb, unsigned long event, v
 
 	if (!check_net(net) || (event != NETDEV_UP && event != NETDEV_DOWN))
 		return NOTIFY_DONE;
-	mrc_planes_changed(net);
+	mrc_planes_changed(net, false);
 	if (!READ_ONCE(mn->nplanes) && !ifa->scope) {
 		struct mrc_plane p;
 

@@ -181,12 +181,12 @@ sampled_series() {
 
 # xfer_bg PORT SECS [DST]: a timed MRC transfer a -> b in the background
 # (TX_PID, XFER_PID; the receiver ticks every 100 ms and lists every gap
-# of 20 ms or more with its time; the per-plane sampler runs)
+# of 5 ms or more with its time; the per-plane sampler runs)
 xfer_bg() {
 	local dst=${3:-$B4} six=
 	[ "${dst#*:}" != "$dst" ] && six=-6
 	sampler_start
-	xfer_start $NS_B "$1" "$out/rx" -i 100 -g 20 ${six:+"$six"} || return 1
+	xfer_start $NS_B "$1" "$out/rx" -i 100 -g 5 ${six:+"$six"} || return 1
 	ip netns exec $NS_A ./mrc_xfer -c "$dst" -p "$1" -n $((1 << 40)) -d "$2" -U 20000 \
 		> "$out/tx" 2>&1 &
 	TX_PID=$!
@@ -232,7 +232,8 @@ fail_gap() {
 			if (g[2] > in_) in_ = g[2]
 		} else if (g[2] > out_) out_ = g[2]
 	} END { printf "%.1f %.1f\n", in_, out_ }' "$out/rx")"
-	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "="); printf "%s:%s ", t[2], g[2] }' "$out/rx")"
+	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "=")
+		if (g[2] >= 20) printf "%s:%s ", t[2], g[2] }' "$out/rx")"
 }
 # rtt_sample N: conn show of a, kept for rtt_eval (one process now, the
 # parsing after the transfer)
@@ -252,18 +253,23 @@ rtt_eval() {
 	RTT=$(awk 'BEGIN { for (i = 1; i < ARGC; i++) s += ARGV[i]; printf "%.1f\n", (ARGC > 1) ? s / (ARGC - 1) / 1000 : 0 }' \
 		$RTT_SAMPLES)
 }
-# conn_plane_evs NS PLANE FILE: active EVs of NS's established connection
-# on PLANE in FILE (its mrcctl -j conn show -e: an EV's "plane" ID or its "local_addr"; adapt
-# here to the kernel's names), "none" when its EVs show no plane at all
+# conn_plane_evs PLANE FILE: active EVs on PLANE (the paths whose device is
+# the plane's interface) of the established connection in FILE (mrcctl -j
+# conn show -e), "none" when it lists no paths
 conn_plane_evs() {
-	local h=a
-	[ "$1" = "$NS_B" ] && h=b
-	jq -r --argjson p "$2" \
-		--arg a4 "$(plane_addr "$2" $h)" --arg a6 "$(plane_addr "$2" $h 6)" '
-		([.[] | select(.state == "established")][0].evs // []) as $e |
-		if ($e | map(select(has("plane") or has("local_addr"))) | length) == 0 then "none"
-		else $e | map(select(.state == "active" and (.plane == $p or
-			.local_addr == $a4 or .local_addr == $a6))) | length end' "$3"
+	jq -r --arg dev "$(plane_if "$1")" '
+		([.[] | select(.state == "established")][0]) as $c |
+		if ($c.paths // []) == [] then "none" else
+		([$c.paths[] | select(.dev == $dev) | .index]) as $p |
+		[$c.evs[] | select(.state == "active" and (.path as $x | any($p[]; . == $x)))] |
+		length end' "$2"
+}
+# conn_paths FILE: the paths of the established connection in FILE, with
+# their active EVs
+conn_paths() {
+	jq -r '.[] | select(.state == "established") | . as $c | .paths[] | . as $p |
+		"# path \(.index) \(.local_addr) > \(.remote_addr) dev \(.dev) up \(.up): " +
+		"\([$c.evs[] | select(.path == $p.index and .state == "active")] | length) active EVs"' "$1"
 }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 < b + 0) ? 1 : 0 }'; }
 
@@ -273,19 +279,28 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 < b + 0) ? 1 : 0 }'; }
 # moment of failure over as much.
 # batch_open NS ip|tc: such a process in NS, reading a fifo (the guest has
 # no /dev/fd for a process substitution); its input in BATCH_FD, its pid in
-# BATCH_PID
+# BATCH_PID.  It must not inherit another batch's input, or that one never
+# sees its end.
+BATCH_FDS=
 batch_open() {
-	local f
+	local f fd c=
 	f=$(mktemp -u "$out/batch.XXXXXX")
 	mkfifo "$f" || return 1
-	"$2" -n "$1" -force -batch - < "$f" > /dev/null 2>&1 &
+	for fd in $BATCH_FDS; do c="$c $fd>&-"; done
+	eval "\"\$2\" -n \"\$1\" -force -batch - < \"\$f\" > /dev/null 2>&1 $c &"
 	BATCH_PID=$!
 	exec {BATCH_FD}> "$f"
+	BATCH_FDS="$BATCH_FDS $BATCH_FD"
 }
-# batch_close FD PID: ends it once it has done its lines
+# batch_close FD PID: ends it once it has done its lines (10 s at most)
 batch_close() {
+	local i fd fds=
 	eval "exec $1>&-"
-	while kill -0 "$2" 2>/dev/null; do sleep 0.1; done
+	for fd in $BATCH_FDS; do [ "$fd" = "$1" ] || fds="$fds $fd"; done
+	BATCH_FDS=$fds
+	for i in $(seq 1 100); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.1; done
+	echo "# batch process $2 still running: killed"
+	kill "$2"
 }
 
 # A transfer sprays over both (equal) planes.
@@ -405,7 +420,8 @@ if ! planes_missing 2 "MRC: a whole plane dies and comes back"; then
 	d1=${d[0]:-0} d2=${d[1]:-0}
 	cut=$(cut_off 2 "$(plus "$tb1" 0.3)" "$th0")
 	a1=$(mrc_stat $NS_A EvReadmitted)
-	evs=$(conn_plane_evs $NS_A 2 "$out/conn")
+	evs=$(conn_plane_evs 2 "$out/conn")
+	conn_paths "$out/conn"
 	tb0=$(rel "$tb0") tb1=$(rel "$tb1") th0=$(rel "$th0") th1=$(rel "$th1") tw=$(rel "$tw")
 	fail_gap "$tb0" "$tb1"
 	echo "# plane 2 blackholed at ${tb0}-${tb1} s (its share then $cut %), healed at ${th0}-${th1} s, bytes counted from ${tw} s: plane 1 $d1, plane 2 $d2; active EVs on plane 2: $evs; EvReadmitted +$((a1 - a0))"
@@ -467,8 +483,11 @@ if ! planes_missing 1 "MRC: an IPv4-only and an IPv6-only plane serve one connec
 		ip netns exec $ns "$MRCCTL" plane show 2>/dev/null | sed "s/^/# $ns: /"
 	done
 	read -ra b0 <<< "$(fabric_planes_bytes ab)"
-	xfer_bg 7204 4
+	xfer_bg 7204 5
+	sleep 2
+	mrcctl -n $NS_A -j conn show -e > "$out/conn" 2>/dev/null
 	xfer_end
+	conn_paths "$out/conn"
 	read -ra b1 <<< "$(fabric_planes_bytes ab)"
 	d1=$((b1[0] - b0[0])) d2=$((b1[1] - b0[1]))
 	echo "# IPv4 plane 1 $d1 bytes, IPv6 plane 2 $d2 bytes"
