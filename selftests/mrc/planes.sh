@@ -5,10 +5,16 @@
 # plane, 5 ms of netem on each spine hop: a 10 ms base RTT).  First the
 # fabric itself (routing, ECMP, isolation of a plane, TCP and MPTCP across
 # it), then one MRC connection over both planes: it sprays over both,
-# survives a's plane-1 interface going down (local detection, no loss
-# needed), plane 1's leaf blackholed silently and a whole plane dying and
-# coming back; forged address announcements are ignored; and an IPv4-only
-# plane plus an IPv6-only plane serve one connection.
+# survives a's plane-1 interface going down and up (local detection, no
+# loss needed), plane 1's leaf blackholed silently and plane 2 dying whole
+# and coming back; forged address announcements are ignored; and an
+# IPv4-only plane plus an IPv6-only plane serve one connection.
+#
+# Under TCG every process start costs up to seconds in a loaded guest, so
+# the failures are made by batch processes started ahead (batch_open), the
+# per-plane bytes sampled by a loop of builtins (sampler_start), times read
+# from $EPOCHREALTIME, and each case checks from the samples that its
+# failure took effect, inside the transfer.
 #
 # The MRC cases need plane support in mrc.ko (its PlaneDown counter), the
 # IPv4 + IPv6 one `mrcctl plane` too: without it each fails at once, saying
@@ -483,6 +489,9 @@ if ! planes_missing 1 "MRC: an IPv4-only and an IPv6-only plane serve one connec
 		ip netns exec $ns "$MRCCTL" plane show 2>/dev/null | sed "s/^/# $ns: /"
 	done
 	read -ra b0 <<< "$(fabric_planes_bytes ab)"
+	declare -A cnt0
+	for k in TxErrors RxIcmpFragNeeded FastRetransmits EvRetired; do cnt0[$k]=$(mrc_stat $NS_A $k); done
+	drop0=$(ip netns exec $NS_A cat /sys/class/net/eth1/statistics/tx_dropped)
 	xfer_bg 7204 5
 	sleep 2
 	mrcctl -n $NS_A -j conn show -e > "$out/conn" 2>/dev/null
@@ -490,7 +499,9 @@ if ! planes_missing 1 "MRC: an IPv4-only and an IPv6-only plane serve one connec
 	conn_paths "$out/conn"
 	read -ra b1 <<< "$(fabric_planes_bytes ab)"
 	d1=$((b1[0] - b0[0])) d2=$((b1[1] - b0[1]))
-	echo "# IPv4 plane 1 $d1 bytes, IPv6 plane 2 $d2 bytes"
+	drop1=$(ip netns exec $NS_A cat /sys/class/net/eth1/statistics/tx_dropped)
+	echo "# IPv4 plane 1 $d1 bytes, IPv6 plane 2 $d2 bytes; a's$(for k in TxErrors RxIcmpFragNeeded FastRetransmits EvRetired; do
+		printf ' %s +%d' $k $(( $(mrc_stat $NS_A $k) - cnt0[$k] )); done), eth1 tx_dropped +$((drop1 - drop0))"
 	tap_result $(( ok && XFER_OK && d1 * 10 >= (d1 + d2) * 3 && d2 * 10 >= (d1 + d2) * 3 )) \
 		"MRC: an IPv4-only and an IPv6-only plane serve one connection ($((d1 * 100 / (d1 + d2 + 1))) % / $((d2 * 100 / (d1 + d2 + 1))) %)"
 fi
