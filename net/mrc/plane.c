@@ -373,9 +373,12 @@ bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote)
 	return false;
 }
 
-/* The device a packet from @local to @remote leaves by, 0: no route. */
+/*
+ * The device a packet from @local to @remote leaves by, 0: no route; its
+ * route's MTU in *@mtu.
+ */
 static int mrc_route_dev(struct net *net, const union mrc_addr *local,
-			 const union mrc_addr *remote)
+			 const union mrc_addr *remote, u32 *mtu)
 {
 	int ifindex = 0;
 
@@ -390,6 +393,7 @@ static int mrc_route_dev(struct net *net, const union mrc_addr *local,
 		if (IS_ERR(rt))
 			return 0;
 		ifindex = rt->dst.dev->ifindex;
+		*mtu = dst_mtu(&rt->dst);
 		ip_rt_put(rt);
 	} else if (IS_ENABLED(CONFIG_IPV6)) {
 		struct flowi6 fl6 = {
@@ -399,17 +403,30 @@ static int mrc_route_dev(struct net *net, const union mrc_addr *local,
 		};
 		struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
 
-		if (!dst->error)
+		if (!dst->error) {
 			ifindex = dst->dev->ifindex;
+			*mtu = dst_mtu(dst);
+		}
 		dst_release(dst);
 	}
 	return ifindex;
 }
 
+/*
+ * Adds a path; segments shrink to fit its MTU as well, as they do at connect
+ * (mrc_route_setup()): an IPv6 path beside an IPv4 one has 20 bytes more of
+ * header, and IPv6 is never fragmented on the way.
+ */
 static void mrc_path_add(struct mrc_sock *msk, const union mrc_addr *local,
-			 const union mrc_addr *remote, int ifindex, u8 plane)
+			 const union mrc_addr *remote, int ifindex, u8 plane, u32 mtu)
 {
 	struct mrc_path *p = &msk->paths[msk->npaths++];
+	u32 overhead = sizeof(struct udphdr) + sizeof(struct mrchdr) +
+		       (local->sa.sa_family == AF_INET ? sizeof(struct iphdr) :
+			sizeof(struct ipv6hdr));
+
+	if (mtu >= overhead + 64 && mtu - overhead < msk->mss)
+		msk->mss = mtu - overhead;
 
 	p->local = *local;
 	p->remote = *remote;
@@ -437,12 +454,14 @@ void mrc_paths_build(struct mrc_sock *msk)
 	struct net *net = sock_net(&msk->sk);
 	u8 nremote = msk->npeer_addrs, r, plane = 1;
 	bool is_default, up;
+	u32 mtu = 0;
 	int n, i;
 
 	sock_owned_by_me(&msk->sk);
 	msk->npaths = 0;
 	rcu_read_lock();
-	mrc_path_add(msk, &msk->local, &msk->remote, mrc_addr_dev(net, &msk->local, &up), 0);
+	mrc_path_add(msk, &msk->local, &msk->remote, mrc_addr_dev(net, &msk->local, &up), 0,
+		     U32_MAX);
 	n = mrc_planes_family(msk->mn, msk->family, planes, ARRAY_SIZE(planes), &is_default);
 	for (i = 0; i < n; i++) {
 		const union mrc_addr *local = &planes[i].addr;
@@ -456,9 +475,9 @@ void mrc_paths_build(struct mrc_sock *msk)
 
 			if (remote->sa.sa_family != local->sa.sa_family ||
 			    !mrc_tunnel_sock(msk->mn, local->sa.sa_family) ||
-			    mrc_route_dev(net, local, remote) != planes[i].ifindex)
+			    mrc_route_dev(net, local, remote, &mtu) != planes[i].ifindex)
 				continue;
-			mrc_path_add(msk, local, remote, planes[i].ifindex, plane);
+			mrc_path_add(msk, local, remote, planes[i].ifindex, plane, mtu);
 			used = true;
 		}
 		plane += used;
@@ -468,8 +487,8 @@ void mrc_paths_build(struct mrc_sock *msk)
 		const union mrc_addr *remote = &msk->peer_addrs[r - 1];
 
 		if (remote->sa.sa_family == msk->family &&
-		    mrc_route_dev(net, &msk->local, remote) == msk->paths[0].ifindex)
-			mrc_path_add(msk, &msk->local, remote, msk->paths[0].ifindex, 0);
+		    mrc_route_dev(net, &msk->local, remote, &mtu) == msk->paths[0].ifindex)
+			mrc_path_add(msk, &msk->local, remote, msk->paths[0].ifindex, 0, mtu);
 	}
 	rcu_read_unlock();
 	msk->plane_gen = atomic_read(&msk->mn->plane_gen);

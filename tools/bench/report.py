@@ -10,6 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_coll  # noqa: E402
+import report_planes  # noqa: E402
 
 raw, out = sys.argv[1], sys.argv[2]
 
@@ -189,6 +190,7 @@ if cost:
     table.append("")
 
 coll = report_coll.section(raw, res, table, spread, fmt, ratio)
+planes = report_planes.section(raw, res, table, spread, fmt, ratio)
 text = "\n".join(table)
 with open(os.path.join(out, "table.txt"), "w") as f:
     f.write(text + "\n")
@@ -273,6 +275,7 @@ if cost:
     fig.suptitle("Cost: one unconstrained path", fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "cost.png"), dpi=100)
+report_planes.plots(planes, out, plt, colors)
 report_coll.plots(coll, out, plt, colors)
 print(f"report: {out}/bench.json, table.txt, " +
       ", ".join(os.path.basename(p) for p in sorted(glob.glob(os.path.join(out, "*.png")))))
