@@ -486,7 +486,13 @@ int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count)
 	evs[idx].state = MRC_EV_ACTIVE;
 	evs[idx].losses = 0;
 	evs[idx].probe_backoff = 0;
-	evs[idx].weight = MRC_EV_WEIGHT_MAX;
+	/*
+	 * Full share for an EV that delivered before it was retired; one that
+	 * never did (a new plane's EV after its probe, any EV of a peer that
+	 * only acknowledges) keeps a fresh EV's: at full weight, a new plane
+	 * would draw every ACK of a pure receiver.
+	 */
+	evs[idx].weight = evs[idx].delivered ? MRC_EV_WEIGHT_MAX : mrc_ev_weight(&evs[idx], 0);
 	if (mrc_ev_path_active(evs, cap, evs[idx].path) <= count)
 		return -1;
 	for (i = 0; i < cap; i++)

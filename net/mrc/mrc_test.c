@@ -360,6 +360,8 @@ static void mrc_ev_paths_test(struct kunit *test)
 	/* re-admitting EV 1 frees the youngest of its own path only */
 	i = mrc_ev_readmit(evs, 16, 1, 4);
 	KUNIT_EXPECT_EQ(test, i, fresh);
+	/* it never delivered: a fresh EV's share, not the full one */
+	KUNIT_EXPECT_EQ(test, evs[1].weight, MRC_EV_WEIGHT_MIN);
 	/* one path: nothing moves */
 	mrc_evs_init(evs, 16, 8, &r, &born);
 	mrc_evs_spread(evs, 16, 1, 0);
