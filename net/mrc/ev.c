@@ -167,17 +167,19 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_evs_spread);
 enum mrc_ev_filter {
 	MRC_EV_ANY,
 	MRC_EV_PROVEN,		/* delivered something */
-	MRC_EV_ECHOED,		/* echoed since the filter's time */
+	MRC_EV_ECHOED,		/* echoed since the filter's time (jiffies) */
+	MRC_EV_ALIVE,		/* delivered a packet sent after the filter's time (us) */
 };
 
-static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter,
-			  unsigned long since)
+static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u64 since)
 {
 	switch (filter) {
 	case MRC_EV_PROVEN:
 		return ev->delivered;
 	case MRC_EV_ECHOED:
-		return ev->echoed && time_after_eq(ev->echoed_at, since);
+		return ev->echoed && time_after_eq(ev->echoed_at, (unsigned long)since);
+	case MRC_EV_ALIVE:
+		return ev->last_delivered_tx_us > since;
 	default:
 		return true;
 	}
@@ -185,7 +187,7 @@ static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter,
 
 /* Smooth weighted round robin over the active EVs that pass @filter. */
 static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filter filter,
-		       unsigned long since)
+		       u64 since)
 {
 	s32 total = 0;
 	int i, best = -1;
@@ -248,6 +250,29 @@ int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid)
 	return best >= 0 ? best : mrc_ev_pick(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
+
+/**
+ * mrc_ev_pick_retransmit_alive() - the EV to resend a packet lost at @sent_us
+ * @evs: slots
+ * @cap: number of slots
+ * @avoid: the slot that lost the packet, or -1
+ * @sent_us: when the lost packet was sent (mrc_clock_us())
+ *
+ * An EV that delivered a packet sent after the lost one is known to work
+ * now; one that merely delivered once may share the lost packet's dead path
+ * (a whole plane going silent leaves its EVs proven, at full weight, until
+ * each loses a packet of its own), and a resend lost again costs the
+ * receiver another round of loss inference or an RTO.  Falls back to
+ * mrc_ev_pick_retransmit().
+ * Return: slot index, or -1 when no EV is active.
+ */
+int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us)
+{
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us);
+
+	return best >= 0 ? best : mrc_ev_pick_retransmit(evs, cap, avoid);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit_alive);
 
 /**
  * mrc_ev_pick_ack() - the EV for a pure ACK

@@ -230,6 +230,15 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	evs[1].state = MRC_EV_RETIRED;
 	for (i = 0; i < 20; i++)
 		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit(evs, EV_CAP, 0), 3);
+	/* a resend goes where something sent after the loss arrived */
+	evs[3].last_delivered_tx_us = 100;
+	evs[2].delivered = 1;
+	evs[2].last_delivered_tx_us = 300;
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200), 2);
+	/* none did: any that has delivered */
+	evs[2].last_delivered_tx_us = 150;
+	idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200);
+	KUNIT_EXPECT_TRUE(test, idx == 3 || idx == 2);
 }
 
 /* ACKs go on EVs the peer echoed lately, any EV when too few were. */

@@ -107,10 +107,15 @@ static int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
 						  explore), avoid);
 }
 
-/* The EV for resending a segment lost on @avoid: one that has delivered. */
-static int mrc_pick_retransmit_ev(struct mrc_sock *msk, int avoid)
+/*
+ * The EV for resending a segment lost on @avoid after being sent at
+ * @sent_us: one that delivered something sent later, else one that has
+ * delivered.
+ */
+static int mrc_pick_retransmit_ev(struct mrc_sock *msk, int avoid, u64 sent_us)
 {
-	return mrc_ev_or_fallback(mrc_ev_pick_retransmit(msk->evs, msk->ev_cap, avoid), avoid);
+	return mrc_ev_or_fallback(mrc_ev_pick_retransmit_alive(msk->evs, msk->ev_cap, avoid,
+							       sent_us), avoid);
 }
 
 /* The EV a queued segment was last sent on, if its slot still has it. */
@@ -437,7 +442,7 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 		if (!cb->lost || cb->sacked)
 			continue;
 		old_port = cb->ev_port;
-		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb->ev_idx)))
+		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb->ev_idx, cb->sent_us)))
 			break;
 		trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
 		cb->lost = 0;
