@@ -449,8 +449,11 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	conn_paths "$out/conn"
 	rtt_eval
 	tb0=$(rel "$tb0") tb1=$(rel "$tb1") th0=$(rel "$th0") th1=$(rel "$th1") tw=$(rel "$tw")
-	# every gap that began while plane 2 was dead
-	fail_gap "$tb0" "$(awk -v t="$th0" 'BEGIN { print t - 0.3 }')"
+	# the failover: gaps that began as plane 2 died (fail_gap's window, as
+	# for the other failures); later in the outage plane 1 runs alone, at
+	# half the capacity, with one-plane gaps of its own (20-40 ms here),
+	# which cases 11 and 13 and the transfer's integrity cover
+	fail_gap "$tb0" "$tb1"
 	bound=$(awk -v r="$RTT" 'BEGIN { print 3 * r }')
 	echo "# plane 2 blackholed at ${tb0}-${tb1} s (its share then $cut %), healed at ${th0}-${th1} s, bytes counted from ${tw} s: plane 1 $d1, plane 2 $d2; active EVs on plane 2: $evs; EvReadmitted +$((a1 - a0))"
 	inside "$tw"
@@ -460,7 +463,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	tap_result $(( inw && XFER_OK && a1 > a0 )) \
 		"MRC: plane 2 dead for 3 s: intact, its EVs re-admitted ($((a1 - a0)))"
 	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: plane 2 dead: plane 1 carries on, longest gap ${FAIL_GAP} ms < 3 x loaded RTT ${RTT} ms, or <= the run's own worst stall (${NOISE_GAP} ms)"
+		"MRC: plane 2 dies: plane 1 carries on, longest gap as it died ${FAIL_GAP} ms < 3 x loaded RTT ${RTT} ms, or <= the run's own worst stall (${NOISE_GAP} ms)"
 	tap_result $(( inw && ${n:-0} > 0 && d2 * 5 >= d1 + d2 )) \
 		"MRC: traffic returns to plane 2 ($((d2 * 100 / (d1 + d2 + 1))) % of the bytes after the heal, active EVs on it: $evs)"
 fi
