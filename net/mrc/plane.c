@@ -203,8 +203,6 @@ int mrc_plane_add(struct mrc_net *mn, const union mrc_addr *addr)
 	if (!err)
 		mn->planes[mn->nplanes++] = p;
 	spin_unlock_bh(&mn->lock);
-	if (!err)
-		atomic_inc(&mn->plane_gen);
 	return err;
 }
 
@@ -231,8 +229,6 @@ int mrc_plane_del(struct mrc_net *mn, const union mrc_addr *addr)
 		break;
 	}
 	spin_unlock_bh(&mn->lock);
-	if (!err)
-		atomic_inc(&mn->plane_gen);
 	return err;
 }
 
@@ -491,7 +487,6 @@ void mrc_paths_build(struct mrc_sock *msk)
 			mrc_path_add(msk, &msk->local, remote, msk->paths[0].ifindex, 0, mtu);
 	}
 	rcu_read_unlock();
-	msk->plane_gen = atomic_read(&msk->mn->plane_gen);
 	if (msk->npaths < 2)
 		return;
 	mrc_evs_spread(msk->evs, msk->ev_cap, msk->npaths, jiffies);
@@ -575,7 +570,6 @@ void mrc_paths_check(struct mrc_sock *msk)
 	u8 p;
 
 	sock_owned_by_me(&msk->sk);
-	msk->plane_gen = atomic_read(&msk->mn->plane_gen);
 	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED ||
 	    msk->npaths < 2)
 		return;
@@ -683,7 +677,6 @@ static void mrc_planes_changed(struct net *net, bool now)
 	struct mrc_sock *msk;
 	int bkt;
 
-	atomic_inc(&mn->plane_gen);
 	mrc_planes_refresh(mn);
 	rcu_read_lock();
 	hash_for_each_rcu(mn->conns, bkt, msk, conn_node) {
@@ -718,23 +711,32 @@ static int mrc_netdev_event(struct notifier_block *nb, unsigned long event, void
 	return NOTIFY_DONE;
 }
 
+/*
+ * An address of @dev went up or down (@event): connections check their
+ * paths; with default planes, a global address (@global) is a plane event.
+ */
+static void mrc_addr_event(struct net_device *dev, unsigned long event, int family,
+			   const void *ip, bool global)
+{
+	struct net *net = dev_net(dev);
+	struct mrc_net *mn = mrc_pernet(net);
+	struct mrc_plane p;
+
+	if (!check_net(net) || (event != NETDEV_UP && event != NETDEV_DOWN))
+		return;
+	mrc_planes_changed(net, false);
+	if (READ_ONCE(mn->nplanes) || !global)
+		return;
+	mrc_plane_fill(&p, family, ip, dev->ifindex, event == NETDEV_UP && mrc_dev_usable(dev));
+	mrc_nl_notify_plane(mn, &p);
+}
+
 static int mrc_inetaddr_event(struct notifier_block *nb, unsigned long event, void *ptr)
 {
 	const struct in_ifaddr *ifa = ptr;
-	struct net_device *dev = ifa->ifa_dev->dev;
-	struct net *net = dev_net(dev);
-	struct mrc_net *mn = mrc_pernet(net);
 
-	if (!check_net(net) || (event != NETDEV_UP && event != NETDEV_DOWN))
-		return NOTIFY_DONE;
-	mrc_planes_changed(net, false);
-	if (!READ_ONCE(mn->nplanes) && ifa->ifa_scope == RT_SCOPE_UNIVERSE) {
-		struct mrc_plane p;
-
-		mrc_plane_fill(&p, AF_INET, &ifa->ifa_local, dev->ifindex,
-			       event == NETDEV_UP && mrc_dev_usable(dev));
-		mrc_nl_notify_plane(mn, &p);
-	}
+	mrc_addr_event(ifa->ifa_dev->dev, event, AF_INET, &ifa->ifa_local,
+		       ifa->ifa_scope == RT_SCOPE_UNIVERSE);
 	return NOTIFY_DONE;
 }
 
@@ -742,20 +744,8 @@ static int mrc_inetaddr_event(struct notifier_block *nb, unsigned long event, vo
 static int mrc_inet6addr_event(struct notifier_block *nb, unsigned long event, void *ptr)
 {
 	const struct inet6_ifaddr *ifa = ptr;
-	struct net_device *dev = ifa->idev->dev;
-	struct net *net = dev_net(dev);
-	struct mrc_net *mn = mrc_pernet(net);
 
-	if (!check_net(net) || (event != NETDEV_UP && event != NETDEV_DOWN))
-		return NOTIFY_DONE;
-	mrc_planes_changed(net, false);
-	if (!READ_ONCE(mn->nplanes) && !ifa->scope) {
-		struct mrc_plane p;
-
-		mrc_plane_fill(&p, AF_INET6, &ifa->addr, dev->ifindex,
-			       event == NETDEV_UP && mrc_dev_usable(dev));
-		mrc_nl_notify_plane(mn, &p);
-	}
+	mrc_addr_event(ifa->idev->dev, event, AF_INET6, &ifa->addr, !ifa->scope);
 	return NOTIFY_DONE;
 }
 

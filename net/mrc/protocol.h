@@ -260,7 +260,6 @@ struct mrc_plane {
  * @cfg: settings (@lock writers, READ_ONCE readers)
  * @planes: explicit planes (@lock)
  * @nplanes: entries of @planes (@lock)
- * @plane_gen: bumped by the device/address notifier (atomic)
  * @net: the namespace
  */
 struct mrc_net {
@@ -278,7 +277,6 @@ struct mrc_net {
 	struct mrc_config	cfg;
 	struct mrc_plane	planes[MRC_MAX_PLANES];
 	u8			nplanes;
-	atomic_t		plane_gen;
 	struct net		*net;
 };
 
@@ -454,7 +452,6 @@ struct mrc_sock {
 	u8			npaths;		/* 1 until the handshake's lists */
 	u8			npeer_addrs;
 	union mrc_addr		peer_addrs[MRC_MAX_PLANES]; /* validated by ID or cookie */
-	int			plane_gen;	/* mn->plane_gen last checked */
 
 	/* sender */
 	u32			snd_una;	/* oldest unacked PSN */
