@@ -233,6 +233,7 @@ void mrc_retire_ev(struct mrc_sock *msk, int idx)
 
 	/* the replacement carries the smallest share until it delivers */
 	mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born, probe);
+	mrc_probe_scan_soon(msk, probe);
 	mrc_count(msk->mn, MRC_C_EV_RETIRED);
 	trace_mrc_ev_retire(msk->local_id, msk->evs[idx].port);
 	mrc_nl_notify_ev(msk, &msk->evs[idx], true);
@@ -756,6 +757,46 @@ static bool mrc_empty_msg(const struct sock *sk, u8 flags)
 	return (flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET;
 }
 
+/*
+ * Inside a receive batch (mrc_rcv_batch(), or the backlog until release_cb)
+ * the ACK and the reader's wakeup wait for the batch's end: one of each
+ * for a whole GSO/GRO aggregate.  Any packet we send meanwhile carries the
+ * ACK (mrc_fill_header() clears rx_ack_due).
+ */
+static void mrc_data_ack(struct mrc_sock *msk)
+{
+	if (msk->rx_batch)
+		msk->rx_ack_due = 1;
+	else
+		mrc_send_ack(msk);
+}
+
+static void mrc_data_wake(struct mrc_sock *msk)
+{
+	if (msk->rx_batch)
+		msk->rx_wake_due = 1;
+	else
+		msk->sk.sk_data_ready(&msk->sk);
+}
+
+/**
+ * mrc_rx_batch_end() - the ACK and the wakeup a receive batch owes
+ * @msk: connection (socket lock held)
+ */
+void mrc_rx_batch_end(struct mrc_sock *msk)
+{
+	msk->rx_batch = 0;
+	if (msk->rx_wake_due) {
+		msk->rx_wake_due = 0;
+		msk->sk.sk_data_ready(&msk->sk);
+	}
+	if (msk->rx_ack_due) {
+		msk->rx_ack_due = 0;
+		if (msk->state != MRC_STATE_CLOSED && msk->evs)
+			mrc_send_ack(msk);
+	}
+}
+
 /* Data (or FIN) packet.  Consumes @skb. */
 static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *hdr)
 {
@@ -783,7 +824,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		if (hdr->flags & MRC_F_ACKNOW)
 			mrc_count(msk->mn, MRC_C_SPURIOUS_RETRANS);
 		kfree_skb(skb);
-		mrc_send_ack(msk);
+		mrc_data_ack(msk);
 		return;
 	}
 	/* a duplicate's mark is not echoed: the ACK names another packet's EV */
@@ -819,7 +860,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		if (!forced && !mem) {
 			mrc_count(msk->mn, room ? MRC_C_RX_DROP_MEM : MRC_C_RX_DROP_RCVBUF);
 			kfree_skb(skb);
-			mrc_send_ack(msk);
+			mrc_data_ack(msk);
 			return;
 		}
 		if (!mem)
@@ -851,7 +892,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		}
 		if (!RB_EMPTY_ROOT(&msk->ooo_queue))
 			ack_now = true;
-		sk->sk_data_ready(sk);
+		mrc_data_wake(msk);
 	} else {
 		if (!mrc_ooo_insert(&msk->ooo_queue, &msk->ooo_last, skb)) {
 			msk->stats.dup_packets_received++;
@@ -865,11 +906,11 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	if (msk->state == MRC_STATE_DONE) {
 		/* the peer's FIN completed the close: acknowledge it still */
 		if (msk->fin_received)
-			mrc_send_ack(msk);
+			mrc_data_ack(msk);
 		return;
 	}
 	if (ack_now || ++msk->ack_pending >= 2)
-		mrc_send_ack(msk);
+		mrc_data_ack(msk);
 	else
 		mrc_arm_delack(msk);
 }
@@ -1017,8 +1058,10 @@ static int mrc_do_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/* The backlog, drained by release_sock(): one batch, ended in release_cb. */
 int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb)
 {
+	mrc_sk(sk)->rx_batch = 1;
 	return mrc_do_rcv(sk, skb);
 }
 
@@ -1044,20 +1087,37 @@ static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
 	return !mrc_peer_known(msk, &remote);
 }
 
-/* Consumes @skb and the reference on @sk. */
-static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff *skb)
+/**
+ * mrc_sock_rcv() - hand packets to their socket under one lock
+ * @mn: namespace state
+ * @sk: their connection or listener, referenced
+ * @batch: validated packets for @sk, in arrival order
+ *
+ * One bh_lock_sock, one ACK decision and one wakeup for the batch.
+ * Consumes the packets and the reference on @sk.
+ */
+static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff_head *batch)
 {
+	struct mrc_sock *msk = mrc_sk(sk);
+	struct sk_buff *skb;
+
 	/* subclass 0: a listener takes its new child one level below */
 	bh_lock_sock(sk);
 	if (!sock_owned_by_user(sk)) {
-		mrc_do_rcv(sk, skb);
-	} else if (mrc_from_stranger(mrc_sk(sk), skb)) {
-		mrc_count(mn, MRC_C_RX_DROP_BADID);
-		kfree_skb(skb);
-	} else if (sk_add_backlog(sk, skb, READ_ONCE(sk->sk_rcvbuf) +
-				  READ_ONCE(sk->sk_sndbuf))) {
-		mrc_count(mn, MRC_C_RX_DROP_BACKLOG);
-		kfree_skb(skb);
+		msk->rx_batch = 1;
+		while ((skb = __skb_dequeue(batch)))
+			mrc_do_rcv(sk, skb);
+		mrc_rx_batch_end(msk);
+	}
+	while ((skb = __skb_dequeue(batch))) {
+		if (mrc_from_stranger(msk, skb)) {
+			mrc_count(mn, MRC_C_RX_DROP_BADID);
+			kfree_skb(skb);
+		} else if (sk_add_backlog(sk, skb, READ_ONCE(sk->sk_rcvbuf) +
+					  READ_ONCE(sk->sk_sndbuf))) {
+			mrc_count(mn, MRC_C_RX_DROP_BACKLOG);
+			kfree_skb(skb);
+		}
 	}
 	bh_unlock_sock(sk);
 	sock_put(sk);
@@ -1080,37 +1140,38 @@ static u32 mrc_flow_hash(const union mrc_addr *remote, __be32 src_id)
 			    (__force u32)remote->v4.sin_port, (__force u32)src_id, 0);
 }
 
-/**
- * mrc_udp_rcv() - encap_rcv of the tunnel sockets
- * @usk: the UDP tunnel socket
- * @skb: packet, data at the UDP header, checksum verified
- *
- * Context: softirq.
- * Return: 0: the packet was consumed (delivered or dropped and counted).
+/*
+ * Checks a packet (data at its MRC header) and counts it.  A data packet's
+ * payload stays where it lies (page fragments of an aggregate); the other
+ * types are parsed in place, so they are made linear.
+ * Return: true if it may go on; false: dropped and counted.
  */
-int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
+static bool mrc_rcv_check(struct mrc_net *mn, struct sk_buff *skb)
 {
-	struct mrc_net *mn = rcu_dereference_sk_user_data(usk);
-	struct mrc_sock *msk = NULL;
 	const struct mrchdr *h;
-	union mrc_addr local, remote;
 	enum mrc_counter why;
 
-	if (!mn) {
-		kfree_skb(skb);
-		return 0;
-	}
 	mrc_count(mn, MRC_C_RX_PACKETS);
-	if (!pskb_may_pull(skb, sizeof(struct udphdr) + sizeof(struct mrchdr)))
+	if (!pskb_may_pull(skb, sizeof(struct mrchdr)))
 		return mrc_drop(mn, skb, MRC_C_RX_DROP_SHORT);
-	__skb_pull(skb, sizeof(struct udphdr));
 	h = (const struct mrchdr *)skb->data;
 	why = mrc_hdr_check(h, skb->len);
 	if (why != MRC_C_RX_PACKETS)
 		return mrc_drop(mn, skb, why);
-	if (!pskb_may_pull(skb, skb->len))
+	if (h->type != MRC_T_DATA && !pskb_may_pull(skb, skb->len))
 		return mrc_drop(mn, skb, MRC_C_RX_DROP_SHORT);
-	h = (const struct mrchdr *)skb->data;
+	return true;
+}
+
+/*
+ * The connection or listener a checked packet is for, referenced; NULL:
+ * none, and the packet was answered (RST) and dropped.
+ */
+static struct mrc_sock *mrc_rcv_lookup(struct mrc_net *mn, struct sk_buff *skb)
+{
+	const struct mrchdr *h = (const struct mrchdr *)skb->data;
+	union mrc_addr local, remote;
+	struct mrc_sock *msk = NULL;
 
 	rcu_read_lock();
 	if (h->dst_id)
@@ -1122,9 +1183,131 @@ int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb)
 	if (!msk || !refcount_inc_not_zero(&msk->sk.sk_refcnt)) {
 		rcu_read_unlock();
 		mrc_send_rst_reply(mn, skb, h);
-		return mrc_drop(mn, skb, MRC_C_RX_DROP_NOCONN);
+		mrc_drop(mn, skb, MRC_C_RX_DROP_NOCONN);
+		return NULL;
 	}
 	rcu_read_unlock();
-	mrc_sock_rcv(mn, &msk->sk, skb);
-	return 0;
+	return msk;
+}
+
+/*
+ * Packets (data at their MRC headers, in arrival order): the ones for the
+ * first packet's connection are handed over as one batch; the others (an
+ * aggregate may merge two connections that share an EV) one by one.
+ */
+static void mrc_rcv_list(struct mrc_net *mn, struct sk_buff *segs)
+{
+	struct sk_buff_head batch, one;
+	struct mrc_sock *msk = NULL;
+	struct sk_buff *skb, *next;
+	bool looked = false;
+	__be32 id = 0;
+
+	__skb_queue_head_init(&batch);
+	skb_list_walk_safe(segs, skb, next) {
+		const struct mrchdr *h;
+
+		skb_mark_not_on_list(skb);
+		if (!mrc_rcv_check(mn, skb))
+			continue;
+		h = (const struct mrchdr *)skb->data;
+		if (!looked) {
+			looked = true;
+			id = h->dst_id;
+			msk = mrc_rcv_lookup(mn, skb);
+			if (msk)
+				__skb_queue_tail(&batch, skb);
+			continue;
+		}
+		if (msk && id && h->dst_id == id) {
+			__skb_queue_tail(&batch, skb);
+			continue;
+		}
+		__skb_queue_head_init(&one);
+		if (!id || h->dst_id != id) {
+			struct mrc_sock *other = mrc_rcv_lookup(mn, skb);
+
+			if (other) {
+				__skb_queue_tail(&one, skb);
+				mrc_sock_rcv(mn, &other->sk, &one);
+			}
+		} else {
+			/* the first one's connection was not found either */
+			mrc_drop(mn, skb, MRC_C_RX_DROP_NOCONN);
+		}
+	}
+	if (msk)
+		mrc_sock_rcv(mn, &msk->sk, &batch);
+}
+
+/*
+ * A packet of the tunnel socket, data after its UDP header.  An aggregate
+ * (our sender's GSO burst, or GRO at a NIC or veth) is cut at its gso_size
+ * into the packets it was made of, by the stack's own UDP segmentation,
+ * and they are handled as one batch.
+ */
+static void mrc_udp_input(struct mrc_net *mn, struct sock *usk, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg;
+
+	if (!skb_is_gso(skb)) {
+		skb->next = NULL;
+		mrc_rcv_list(mn, skb);
+		return;
+	}
+	mrc_count(mn, MRC_C_RX_BATCHES);
+	__skb_push(skb, -skb_mac_offset(skb));
+	segs = udp_rcv_segment(usk, skb, usk->sk_family == AF_INET);
+	if (!segs)
+		return;
+	skb_list_walk_safe(segs, seg, skb) {
+		__skb_pull(seg, skb_transport_offset(seg) + sizeof(struct udphdr));
+		udp_post_segment_fix_csum(seg);
+	}
+	mrc_rcv_list(mn, segs);
+}
+
+/**
+ * mrc_udp_data_ready() - sk_data_ready of the tunnel sockets
+ * @usk: the UDP tunnel socket
+ *
+ * The tunnel sockets have no encap_rcv: UDP segments every GSO or GRO
+ * aggregate before an encap_rcv (udp_unexpected_gso()), so each packet
+ * would cross the stack on its own.  They take aggregates whole instead
+ * (udp_allow_gso()), UDP queues them, and this drains the queue at once,
+ * in the softirq that queued them, as rxrpc once did.  UDP has not
+ * verified the checksum of a queued datagram yet: done here, as
+ * udp_recvmsg() does.
+ *
+ * Context: softirq (or BH disabled); any CPU, concurrently.
+ */
+void mrc_udp_data_ready(struct sock *usk)
+{
+	struct mrc_net *mn;
+	struct sk_buff *skb;
+	int off = 0, err;
+
+	local_bh_disable();
+	rcu_read_lock();
+	mn = rcu_dereference_sk_user_data(usk);
+	while ((skb = __skb_recv_udp(usk, MSG_DONTWAIT, &off, &err))) {
+		bool csum_bad = !udp_skb_csum_unnecessary(skb) &&
+				__udp_lib_checksum_complete(skb);
+
+		/* UDP kept its accounting in skb->dev_scratch: done with it */
+		skb->dev = NULL;
+		off = 0;
+		if (!mn) {
+			kfree_skb(skb);
+			continue;
+		}
+		if (csum_bad) {
+			mrc_count(mn, MRC_C_RX_PACKETS);
+			mrc_drop(mn, skb, MRC_C_RX_DROP_CSUM);
+			continue;
+		}
+		mrc_udp_input(mn, usk, skb);
+	}
+	rcu_read_unlock();
+	local_bh_enable();
 }

@@ -191,6 +191,7 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 		h->flags |= MRC_F_CE;
 	msk->ce_pending = false;
 	msk->ack_pending = 0;
+	msk->rx_ack_due = 0;
 }
 
 /**
@@ -212,6 +213,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 		      const union mrc_addr *daddr, struct sk_buff *skb, u16 ev, u16 dport,
 		      u8 tos)
 {
+	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
 	struct socket *sock;
 	int err = 0;
 
@@ -264,7 +266,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 #endif
 	}
 	rcu_read_unlock_bh();
-	mrc_count(mn, MRC_C_TX_PACKETS);
+	mrc_count_add(mn, MRC_C_TX_PACKETS, segs);
 	return 0;
 drop:
 	rcu_read_unlock_bh();
@@ -297,18 +299,25 @@ static u8 mrc_outer_tos(const struct mrc_sock *msk, const struct sk_buff *skb, b
 	return tos;
 }
 
-/* Sends @skb on EV @ev: the addresses of its path, its port. */
-static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
-			   bool ect)
+/* Sends @skb on EV @ev: the addresses of its path, its port, @tos outside. */
+static int mrc_send_on_ev(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
+			  u8 tos)
 {
 	const struct mrc_path *path = &msk->paths[ev->path];
 
-	msk->stats.packets_sent++;
 	if (!ev->path || ev->path >= msk->npaths)
 		return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb,
-				  ev->port, msk->udp_dport, mrc_outer_tos(msk, skb, ect));
+				  ev->port, msk->udp_dport, tos);
 	return mrc_output(msk->mn, path->local.sa.sa_family, &path->local, &path->remote, skb,
-			  ev->port, msk->udp_dport, mrc_outer_tos(msk, skb, ect));
+			  ev->port, msk->udp_dport, tos);
+}
+
+/* Sends the packet @skb (data at its MRC header) on EV @ev. */
+static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
+			   bool ect)
+{
+	msk->stats.packets_sent++;
+	return mrc_send_on_ev(msk, skb, ev, mrc_outer_tos(msk, skb, ect));
 }
 
 static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)
@@ -428,6 +437,148 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
 	return 0;
 }
 
+/**
+ * mrc_burst_len() - how many new segments go back to back on one EV
+ * @msk: connection (socket lock held)
+ *
+ * Enough bursts per window that every active EV still carries about two
+ * of them (the window keeps its spread over the paths), at most the
+ * namespace's burst_max and what one 64 KiB IP packet holds.
+ *
+ * Return: 1 (spray every packet) .. MRC_BURST_MAX.
+ */
+u32 mrc_burst_len(const struct mrc_sock *msk)
+{
+	u32 max = READ_ONCE(msk->mn->cfg.burst_max);
+
+	if (max <= 1 || !msk->mss)
+		return 1;
+	max = min_t(u32, max, (IP_MAX_MTU - sizeof(struct ipv6hdr) - sizeof(struct udphdr)) /
+			      (sizeof(struct mrchdr) + msk->mss));
+	return clamp_t(u32, msk->cc.cwnd / (2 * max_t(u32, msk->ev_count, 1)), 1, max);
+}
+
+/*
+ * How many segments from send_head may go as one burst: new, bulk, full
+ * size but the last, within both windows and not a held tail.
+ */
+static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
+{
+	struct sk_buff_head *q = &msk->sk.sk_write_queue;
+	u32 max = mrc_burst_len(msk), n = 0;
+	u32 ahead = msk->snd_nxt - msk->snd_una;
+	struct sk_buff *seg = msk->send_head;
+
+	if (msk->cc.cwnd <= msk->in_flight)
+		return 0;
+	max = min(max, msk->cc.cwnd - msk->in_flight);
+	while (seg && n < max) {
+		const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+
+		if (cb->prio >= MRC_PRIO_HIGH || seg->len > msk->mss || skb_headlen(seg) != seg->len)
+			break;
+		if ((u64)(ahead + n) * msk->mss + seg->len > msk->snd_wnd)
+			break;
+		if (!flush && mrc_tail_held(msk, seg))
+			break;
+		n++;
+		/* GSO: every segment but the last of the same size */
+		if (seg->len < msk->mss || skb_queue_is_last(q, seg))
+			break;
+		seg = skb_queue_next(q, seg);
+	}
+	return n;
+}
+
+/**
+ * mrc_send_burst() - first transmission of @n segments from send_head
+ * @msk: connection (socket lock held)
+ * @ev_idx: EV slot they all go on
+ * @n: segments, from mrc_burst_fit(), at least 2
+ *
+ * One UDP GSO skb whose payload is [MRC header | data] per segment, with
+ * gso_size = header + MSS, as QUIC and Homa send: the stack and every hop
+ * on the way handle one skb, and the segments are cut (by the NIC, or by
+ * software GSO at the last device that cannot carry it) into packets that
+ * each parse on their own.  One EV keeps them in order on one path, so the
+ * same-EV loss rule holds inside a burst.
+ *
+ * Return: 0 or a negative errno (nothing changes then).
+ */
+static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
+{
+	struct sk_buff_head *q = &msk->sk.sk_write_queue;
+	struct mrc_ev *ev = &msk->evs[ev_idx];
+	struct sk_buff *seg, *skb;
+	unsigned int off = 0, total = 0;
+	struct mrchdr h0, h;
+	bool idle = msk->snd_una == msk->snd_nxt;
+	u64 now;
+	u32 i;
+	int err;
+
+	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next)
+		total += sizeof(struct mrchdr) + seg->len;
+	skb = alloc_skb_with_frags(MRC_HEADROOM, total, PAGE_ALLOC_COSTLY_ORDER, &err,
+				   GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		return -ENOBUFS;
+	skb_reserve(skb, MRC_HEADROOM);
+	skb->data_len = total;
+	skb->len = total;
+	/* one ACK state for the whole burst: it goes out at one moment */
+	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
+	/* n segments from send_head exist: ->next is not followed past the last */
+	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next) {
+		const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+
+		h = h0;
+		h.flags |= cb->flags & (MRC_F_FIN | MRC_F_EOR);
+		h.priority = cb->prio;
+		h.psn = htonl(msk->snd_nxt + i);
+		h.len = htons(seg->len);
+		if (skb_store_bits(skb, off, &h, sizeof(h)) ||
+		    skb_store_bits(skb, off + sizeof(h), seg->data, seg->len)) {
+			kfree_skb(skb);
+			return -EFAULT;
+		}
+		off += sizeof(h) + seg->len;
+	}
+	/* the stack's UDP GSO (udp_send_skb() with UDP_SEGMENT) sets the same */
+	skb_shinfo(skb)->gso_size = sizeof(struct mrchdr) + msk->mss;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(skb)->gso_segs = n;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
+	skb->csum_offset = offsetof(struct udphdr, check);
+	err = mrc_send_on_ev(msk, skb, ev,
+			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
+	if (err)
+		return err;
+	mrc_count(msk->mn, MRC_C_TX_BURSTS);
+	msk->stats.packets_sent += n;
+	now = mrc_clock_us();
+	for (i = 0; i < n; i++) {
+		struct mrc_skb_cb *cb;
+
+		seg = msk->send_head;
+		cb = MRC_SKB_CB(seg);
+		cb->psn = msk->snd_nxt++;
+		cb->sent = 1;
+		cb->sent_us = now;
+		cb->ev_idx = ev_idx;
+		cb->ev_port = ev->port;
+		cb->tx_count++;
+		msk->in_flight++;
+		msk->send_head = skb_queue_is_last(q, seg) ? NULL : skb_queue_next(q, seg);
+	}
+	ev->sent += n;
+	ev->in_flight += n;
+	if (idle)
+		msk->xmit_stamp = jiffies;
+	return 0;
+}
+
 /* Resends segments marked lost, on another EV, within the window. */
 void mrc_retransmit_lost(struct mrc_sock *msk)
 {
@@ -497,6 +648,7 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 {
 	bool idle = msk->snd_una == msk->snd_nxt;
 	struct sk_buff *skb;
+	u32 n;
 
 	sock_owned_by_me(&msk->sk);
 	if (!mrc_sending_state(msk))
@@ -515,7 +667,9 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 			break;
 		if (!flush && mrc_tail_held(msk, skb))
 			break;
-		if (mrc_send_new(msk, mrc_pick_ev(msk, -1)))
+		n = mrc_burst_fit(msk, flush);
+		if (n > 1 ? mrc_send_burst(msk, mrc_pick_ev(msk, -1), n) :
+			    mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;
 	}
 	/*
@@ -565,18 +719,27 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 void mrc_probe_retired(struct mrc_sock *msk)
 {
 	unsigned long interval = msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms));
+	unsigned long next = jiffies + MRC_PROBE_SCAN_IDLE;
 	u16 i;
 
+	/* called on every push: the slots are walked only when one may be due */
+	if (time_before(jiffies, msk->probe_scan_at))
+		return;
 	for (i = 0; i < msk->ev_cap; i++) {
 		struct mrc_ev *ev = &msk->evs[i];
 		struct sk_buff *skb;
 		struct mrchdr *h;
 
-		if (ev->state != MRC_EV_RETIRED || time_before(jiffies, ev->next_probe))
+		if (ev->state != MRC_EV_RETIRED)
 			continue;
 		/* a path whose device is down: mrc_paths_check() re-admits it */
 		if (ev->path < msk->npaths && !msk->paths[ev->path].up)
 			continue;
+		if (time_before(jiffies, ev->next_probe)) {
+			if (time_before(ev->next_probe, next))
+				next = ev->next_probe;
+			continue;
+		}
 		skb = mrc_alloc_packet(0);
 		if (!skb)
 			return;
@@ -588,7 +751,22 @@ void mrc_probe_retired(struct mrc_sock *msk)
 		mrc_count(msk->mn, MRC_C_EV_PROBES);
 		trace_mrc_probe(msk->local_id, ev->port);
 		mrc_send_packet(msk, skb, ev, false);
+		if (time_before(ev->next_probe, next))
+			next = ev->next_probe;
 	}
+	msk->probe_scan_at = next;
+}
+
+/**
+ * mrc_probe_scan_soon() - a retired EV's first probe is due at @when
+ * @msk: connection (socket lock held)
+ * @when: jiffies
+ */
+void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when)
+{
+	sock_owned_by_me(&msk->sk);
+	if (time_before(when, msk->probe_scan_at))
+		msk->probe_scan_at = when;
 }
 
 void mrc_send_ack(struct mrc_sock *msk)

@@ -62,6 +62,9 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_PLANE_UP]		= "PlaneUp",
 	[MRC_C_ADDR_LEARNED]		= "AddrLearned",
 	[MRC_C_ADDR_REJECTED]		= "AddrRejected",
+	[MRC_C_TX_BURSTS]		= "TxBursts",
+	[MRC_C_RX_BATCHES]		= "RxBatches",
+	[MRC_C_RX_DROP_CSUM]		= "RxDropChecksum",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)
@@ -74,13 +77,18 @@ void mrc_count(struct mrc_net *mn, enum mrc_counter c)
 	atomic64_inc(&mn->counters[c]);
 }
 
+void mrc_count_add(struct mrc_net *mn, enum mrc_counter c, unsigned int n)
+{
+	atomic64_add(n, &mn->counters[c]);
+}
+
 /* A UDP tunnel socket on @port; also used by netlink to move to a new port. */
 struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port)
 {
 	struct udp_tunnel_sock_cfg tcfg = {
 		.sk_user_data	= mn,
 		.encap_type	= 1,
-		.encap_rcv	= mrc_udp_rcv,
+		/* no encap_rcv: aggregates come whole (mrc_udp_data_ready()) */
 		.encap_err_lookup = mrc_udp_err_lookup,
 		.encap_err_rcv	= mrc_udp_err_rcv,
 	};
@@ -98,6 +106,14 @@ struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port)
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(mn->net, sock, &tcfg);
+	udp_allow_gso(sock->sk);
+	udp_set_bit(GRO_ENABLED, sock->sk);
+	/* drained as it fills: room for the aggregates of a few CPUs at once */
+	sock->sk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+	WRITE_ONCE(sock->sk->sk_rcvbuf, MRC_TUNNEL_RCVBUF);
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	sock->sk->sk_data_ready = mrc_udp_data_ready;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
 	return sock;
 }
 
@@ -429,6 +445,7 @@ static int __net_init mrc_net_init(struct net *net)
 		.retire_losses		= 1,
 		.ecn			= 1,
 		.redundancy		= READ_ONCE(mrc_redundancy),
+		.burst_max		= READ_ONCE(mrc_burst_max),
 		.probe_interval_ms	= 50,
 		.min_rto_us		= READ_ONCE(mrc_min_rto_us),
 		.max_rto_us		= MRC_MAX_RTO_US,

@@ -490,6 +490,7 @@ void mrc_paths_build(struct mrc_sock *msk)
 	if (msk->npaths < 2)
 		return;
 	mrc_evs_spread(msk->evs, msk->ev_cap, msk->npaths, jiffies);
+	mrc_probe_scan_soon(msk, jiffies);
 	mrc_probe_retired(msk);
 }
 

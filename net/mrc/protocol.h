@@ -169,6 +169,9 @@ enum mrc_counter {
 	MRC_C_PLANE_UP,			/* ... and came back */
 	MRC_C_ADDR_LEARNED,		/* peer plane addresses accepted in a handshake */
 	MRC_C_ADDR_REJECTED,		/* ... refused: malformed, duplicate or unusable */
+	MRC_C_TX_BURSTS,		/* GSO skbs of several data packets sent */
+	MRC_C_RX_BATCHES,		/* GSO/GRO aggregates received whole */
+	MRC_C_RX_DROP_CSUM,		/* bad UDP checksum */
 	__MRC_C_MAX,
 };
 
@@ -191,6 +194,8 @@ extern const char *const mrc_counter_names[__MRC_C_MAX];
  * @dctcp_shift: DCTCP gain g = 1 / 2^shift
  * @delay_target_us: queueing delay over base RTT that the CC tolerates
  * @urgent_dscp: DSCP of urgent packets' outer header (0: unmarked)
+ * @burst_max: most segments sent back to back on one EV as one GSO skb
+ *	(1: every packet on its own EV)
  *
  * Written under mrc_net.lock as a whole; readers copy it with READ_ONCE per
  * field (a new connection may mix old and new values of a concurrent set).
@@ -211,6 +216,7 @@ struct mrc_config {
 	u32	dctcp_shift;
 	u32	delay_target_us;
 	u8	urgent_dscp;
+	u8	burst_max;
 };
 
 /* Local or remote plane addresses of a connection, and paths between them */
@@ -312,6 +318,18 @@ enum {
 };
 
 #define MRC_MAX_EVS	256
+
+/*
+ * Most segments of one burst (one GSO skb on one EV): 44 full segments of
+ * a 1500-byte path and their headers fill the 64 KiB of one IPv4 packet.
+ */
+#define MRC_BURST_MAX	44
+
+/* How long the probe scan sleeps when no retired EV waits (a retirement wakes it) */
+#define MRC_PROBE_SCAN_IDLE	(10 * HZ)
+
+/* Receive buffer of a tunnel socket, which mrc_udp_data_ready() drains */
+#define MRC_TUNNEL_RCVBUF	(8 << 20)
 
 /* How long a corked partial segment waits at most: TCP's 200 ms (tcp(7)) */
 #define MRC_CORK_CEILING	(HZ / 5)
@@ -469,6 +487,7 @@ struct mrc_sock {
 	struct sk_buff		*send_head;	/* first never-sent skb */
 	struct mrc_rtt		rtt;
 	u32			slowest_rtt_us;	/* largest srtt of an active EV */
+	unsigned long		probe_scan_at;	/* jiffies: a retired EV's probe may be due */
 	u8			backoff;	/* RTO doublings */
 	u8			rto_streak;	/* RTOs since the last delivery */
 	u32			rto_tsval;	/* our tsval when the last RTO resent */
@@ -491,6 +510,9 @@ struct mrc_sock {
 	struct rb_root		ooo_queue;	/* out of order: rbtree by PSN (skb->rbnode) */
 	struct sk_buff		*ooo_last;	/* its highest PSN, or NULL */
 	u32			ack_pending;	/* packets received since ACK */
+	u8			rx_batch:1,	/* in a batch: ACK and wake at its end */
+				rx_ack_due:1,	/* the batch owes the peer an ACK */
+				rx_wake_due:1;	/* the batch queued data for the reader */
 	u32			rcv_msgs;	/* whole messages queued (SEQPACKET) */
 	u32			rcv_queued;	/* unread bytes in sk_receive_queue */
 	u32			adv_wnd;	/* window in our last ACK */
@@ -561,6 +583,7 @@ extern unsigned int mrc_min_rto_us;
 extern unsigned int mrc_init_cwnd;
 extern unsigned int mrc_default_evs;
 extern unsigned int mrc_redundancy;
+extern unsigned int mrc_burst_max;
 extern struct proto mrc_proto;
 
 /* mem.c */
@@ -587,6 +610,7 @@ int mrc_tunnel_get(struct mrc_net *mn, int family);
 struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port);
 struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family);
 void mrc_count(struct mrc_net *mn, enum mrc_counter c);
+void mrc_count_add(struct mrc_net *mn, enum mrc_counter c, unsigned int n);
 int mrc_hash_conn(struct mrc_sock *msk);
 void mrc_unhash_conn(struct mrc_sock *msk);
 struct mrc_sock *mrc_lookup_conn(struct mrc_net *mn, u32 local_id);
@@ -607,7 +631,8 @@ void mrc_release_cb(struct sock *sk);
 void mrc_destruct(struct sock *sk);
 
 /* input.c */
-int mrc_udp_rcv(struct sock *usk, struct sk_buff *skb);
+void mrc_udp_data_ready(struct sock *usk);
+void mrc_rx_batch_end(struct mrc_sock *msk);
 bool mrc_ooo_insert(struct rb_root *root, struct sk_buff **last, struct sk_buff *skb);
 u64 mrc_ooo_sack(const struct rb_root *root, u32 rcv_nxt);
 void mrc_ooo_purge(struct mrc_sock *msk);
@@ -620,6 +645,8 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *skb, int ev_idx);
 int mrc_send_new(struct mrc_sock *msk, int ev_idx);
 void __mrc_push(struct mrc_sock *msk, bool flush);
 bool mrc_tail_held(struct mrc_sock *msk, const struct sk_buff *skb);
+u32 mrc_burst_len(const struct mrc_sock *msk);
+void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when);
 
 /* mrc_push() - send what the windows allow (__mrc_push(), holding a corked tail) */
 static inline void mrc_push(struct mrc_sock *msk)

@@ -75,6 +75,7 @@ void mrc_sock_init(struct mrc_sock *msk)
 	msk->mss = 1200;
 	msk->sndbuf_init = sk->sk_sndbuf;
 	msk->rcv_ratio = 128;
+	msk->probe_scan_at = jiffies;
 	msk->ts_offset = get_random_u32();	/* a server's child: mrc_ts_offset() */
 	sk_sockets_allocated_inc(sk);
 	/* the "sockets" column of /proc/net/protocols, dropped in mrc_destruct() */
@@ -825,6 +826,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct mrc_sock *msk = mrc_sk(sk);
 	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
 	size_t copied = 0, chunk, room;
+	u32 unpushed = 0;
 	long timeo;
 	int err = 0, prio;
 
@@ -906,8 +908,11 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		mrc_queue_segment(msk, skb);
 		copied += chunk;
 		msk->stats.bytes_sent += chunk;
-		if (msk->nodelay || msk->send_head)
+		/* a burst's worth at a time (TCP pushes per size goal) */
+		if (++unpushed >= mrc_burst_len(msk)) {
+			unpushed = 0;
 			mrc_push(msk);
+		}
 	}
 	mrc_push(msk);
 	if (copied) {

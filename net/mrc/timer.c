@@ -492,6 +492,9 @@ void mrc_release_cb(struct sock *sk)
 {
 	struct mrc_sock *msk = mrc_sk(sk);
 
+	/* the backlog's packets were one batch (mrc_backlog_rcv()) */
+	if (msk->rx_batch)
+		mrc_rx_batch_end(msk);
 	if (test_and_clear_bit(MRC_DEFER_RTO, &msk->deferred)) {
 		mrc_rto_fire(msk);
 		__sock_put(sk);

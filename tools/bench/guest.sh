@@ -32,7 +32,7 @@ kind_of() { case $1 in tcp) echo -T ;; mptcp) echo -M ;; *) echo ;; esac; }
 
 # the two-host fabric only for the sections on it (a minute under TCG)
 TWO_HOST=0
-for s in agg fo rr cost; do [[ " $ONLY " == *" $s "* ]] && TWO_HOST=1; done
+for s in agg fo rr cost prof; do [[ " $ONLY " == *" $s "* ]] && TWO_HOST=1; done
 if [ $TWO_HOST = 1 ]; then
 	log "fabric: $SPINES spines; MPTCP: a has 4 addresses, each a subflow endpoint"
 	fabric_up_fast $SPINES || { log "cannot build the fabric"; exit 1; }
@@ -192,6 +192,12 @@ if [[ " $ONLY " == *" cost "* ]]; then
 			log "  $p rep $rep: $(tail -n 1 "$r") busy $((c1 - c0)) jiffies in $((t1 - t0)) ms"
 		done
 	done
+fi
+# ---- 4b. profile of the cost case ----------------------------------------
+if [[ " $ONLY " == *" prof "* ]]; then
+	ip -n $NS_L1 route replace 10.0.2.0/24 nexthop via 10.1.1.2 dev s1
+	ip -n $NS_L2 route replace 10.0.1.0/24 nexthop via 10.2.1.2 dev s1
+	. "$repo/tools/bench/guest_profile.sh"
 fi
 if [ $TWO_HOST = 1 ]; then
 	"$MRCCTL" -n $NS_A stats -a > "$OUT/mrc_stats_a.txt" 2>&1

@@ -1584,6 +1584,9 @@ static const struct {
 	{ "PlaneUp", "Times a plane came back" },
 	{ "AddrLearned", "Peer plane addresses accepted from handshakes" },
 	{ "AddrRejected", "Peer plane addresses refused: malformed, duplicate or unusable" },
+	{ "TxBursts", "GSO bursts sent: several data packets on one EV as one skb" },
+	{ "RxBatches", "GSO/GRO aggregates received whole and handled as one batch" },
+	{ "RxDropChecksum", "Packets dropped: bad UDP checksum" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
