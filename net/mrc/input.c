@@ -352,6 +352,15 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 
 		if (skb == msk->send_head)
 			break;
+		/*
+		 * Both rules need something sent later delivered.  PSNs are
+		 * given in sending order, so from a packet sent once and no
+		 * earlier than the newest delivery on, every later one was
+		 * (first) sent later still: the walk costs what can be lost,
+		 * not the whole window.
+		 */
+		if (cb->tx_count == 1 && cb->sent_us >= msk->newest_delivered_tx_us)
+			break;
 		if (!cb->sent || cb->sacked || cb->lost)
 			continue;
 		bool same_path;

@@ -521,6 +521,20 @@ static void mrc_time_rtt_echo_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ts_clock(0, T32), 1u);
 }
 
+/* Bursts: a window in at least 16 bursts, within the limit, never 0 */
+static void mrc_ev_burst_len_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(16, 64, 44), 1U);	/* initial window */
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(160, 64, 44), 10U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 44), 44U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 1), 1U);	/* per-packet setting */
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 0), 1U);
+	/* fewer EVs than the spread: still two bursts per EV */
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(40, 2, 44), 10U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(40, 0, 44), 20U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(0, 64, 44), 1U);
+}
+
 static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_init_test),
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
@@ -531,6 +545,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_paths_test),
 	KUNIT_CASE(mrc_ev_rto_lost_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
+	KUNIT_CASE(mrc_ev_burst_len_test),
 	KUNIT_CASE(mrc_time_rack_test),
 	KUNIT_CASE(mrc_time_ev_stale_test),
 	KUNIT_CASE(mrc_time_rtt_echo_test),

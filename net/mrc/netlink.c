@@ -242,7 +242,8 @@ int mrc_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, MRC_A_CONFIG_USER_TIMEOUT_MS, READ_ONCE(c->user_timeout_ms)) ||
 	    nla_put_u32(msg, MRC_A_CONFIG_DCTCP_SHIFT, READ_ONCE(c->dctcp_shift)) ||
 	    nla_put_u32(msg, MRC_A_CONFIG_DELAY_TARGET_US, READ_ONCE(c->delay_target_us)) ||
-	    nla_put_u8(msg, MRC_A_CONFIG_URGENT_DSCP, READ_ONCE(c->urgent_dscp)))
+	    nla_put_u8(msg, MRC_A_CONFIG_URGENT_DSCP, READ_ONCE(c->urgent_dscp)) ||
+	    nla_put_u8(msg, MRC_A_CONFIG_BURST_MAX, READ_ONCE(c->burst_max)))
 		goto nospace;
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
@@ -371,6 +372,8 @@ int mrc_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		c.delay_target_us = nla_get_u32(tb[MRC_A_CONFIG_DELAY_TARGET_US]);
 	if (tb[MRC_A_CONFIG_URGENT_DSCP])
 		c.urgent_dscp = nla_get_u8(tb[MRC_A_CONFIG_URGENT_DSCP]);
+	if (tb[MRC_A_CONFIG_BURST_MAX])
+		c.burst_max = nla_get_u8(tb[MRC_A_CONFIG_BURST_MAX]);
 
 	/* checks across attributes, on the resulting settings */
 	if (c.ev_count > MRC_MAX_EVS) {
@@ -418,6 +421,7 @@ int mrc_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	WRITE_ONCE(mn->cfg.dctcp_shift, c.dctcp_shift);
 	WRITE_ONCE(mn->cfg.delay_target_us, c.delay_target_us);
 	WRITE_ONCE(mn->cfg.urgent_dscp, c.urgent_dscp);
+	WRITE_ONCE(mn->cfg.burst_max, c.burst_max);
 	spin_unlock_bh(&mn->lock);
 out:
 	mutex_unlock(&mn->tunnel_mutex);

@@ -42,7 +42,7 @@ static const struct netlink_range_validation mrc_a_config_delay_target_us_range 
 };
 
 /* MRC_CMD_CONFIG_SET - do */
-static const struct nla_policy mrc_config_set_nl_policy[MRC_A_CONFIG_URGENT_DSCP + 1] = {
+static const struct nla_policy mrc_config_set_nl_policy[MRC_A_CONFIG_BURST_MAX + 1] = {
 	[MRC_A_CONFIG_UDP_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
 	[MRC_A_CONFIG_EV_COUNT] = NLA_POLICY_RANGE(NLA_U16, 1, 256),
 	[MRC_A_CONFIG_EV_PORT_MIN] = NLA_POLICY_MIN(NLA_U16, 1024),
@@ -58,6 +58,7 @@ static const struct nla_policy mrc_config_set_nl_policy[MRC_A_CONFIG_URGENT_DSCP
 	[MRC_A_CONFIG_DCTCP_SHIFT] = NLA_POLICY_MAX(NLA_U32, 16),
 	[MRC_A_CONFIG_DELAY_TARGET_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &mrc_a_config_delay_target_us_range),
 	[MRC_A_CONFIG_URGENT_DSCP] = NLA_POLICY_MAX(NLA_U8, 63),
+	[MRC_A_CONFIG_BURST_MAX] = NLA_POLICY_RANGE(NLA_U8, 1, 44),
 };
 
 /* MRC_CMD_CONN_GET - do */
@@ -111,7 +112,7 @@ static const struct genl_split_ops mrc_nl_ops[] = {
 		.cmd		= MRC_CMD_CONFIG_SET,
 		.doit		= mrc_nl_config_set_doit,
 		.policy		= mrc_config_set_nl_policy,
-		.maxattr	= MRC_A_CONFIG_URGENT_DSCP,
+		.maxattr	= MRC_A_CONFIG_BURST_MAX,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

@@ -441,9 +441,8 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
  * mrc_burst_len() - how many new segments go back to back on one EV
  * @msk: connection (socket lock held)
  *
- * Enough bursts per window that every active EV still carries about two
- * of them (the window keeps its spread over the paths), at most the
- * namespace's burst_max and what one 64 KiB IP packet holds.
+ * By mrc_ev_burst_len(), within the namespace's burst_max and what one
+ * 64 KiB IP packet holds.
  *
  * Return: 1 (spray every packet) .. MRC_BURST_MAX.
  */
@@ -455,7 +454,7 @@ u32 mrc_burst_len(const struct mrc_sock *msk)
 		return 1;
 	max = min_t(u32, max, (IP_MAX_MTU - sizeof(struct ipv6hdr) - sizeof(struct udphdr)) /
 			      (sizeof(struct mrchdr) + msk->mss));
-	return clamp_t(u32, msk->cc.cwnd / (2 * max_t(u32, msk->ev_count, 1)), 1, max);
+	return mrc_ev_burst_len(msk->cc.cwnd, msk->ev_count, max);
 }
 
 /*

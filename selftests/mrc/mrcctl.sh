@@ -20,7 +20,7 @@ mrcctl() { "$MRCCTL" "$@"; }
 # ok CMD...: one TAP line named after the command's description in $DESC
 check() { tap_result $(( $1 == 0 )) "$2"; }
 
-tap_plan 56
+tap_plan 58
 [ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
 fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
 ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
@@ -37,10 +37,11 @@ declare -A want=(
 	[retire-losses]=3 [ecn]=0 [redundancy]=2 [probe-interval-ms]=120
 	[min-rto-us]=2000 [max-rto-us]=3000000 [init-cwnd]=32
 	[user-timeout-ms]=10000 [dctcp-shift]=5 [delay-target-us]=1500 [urgent-dscp]=46
+	[burst-max]=8
 )
 for k in udp-port ev-count ev-port-min ev-port-max retire-losses ecn redundancy \
 	 probe-interval-ms min-rto-us max-rto-us init-cwnd user-timeout-ms dctcp-shift \
-	 delay-target-us urgent-dscp; do
+	 delay-target-us urgent-dscp burst-max; do
 	mrcctl -n mrc-cfg config set "$k" "${want[$k]}" &&
 	got=$(mrcctl -n mrc-cfg -j config show | jq -r ".${k//-/_}") &&
 	txt=$(mrcctl -n mrc-cfg config show | awk -v k="$k" '$1 == k {print $2}')
@@ -63,6 +64,9 @@ refused "redundancy: integer out of range" redundancy 9 &&
 	refused "min-rto-us: integer out of range" min-rto-us 5 &&
 	refused "urgent-dscp: integer out of range" urgent-dscp 64
 check $? "redundancy 9, min-rto-us 5 and urgent-dscp 64 are refused"
+refused "burst-max: integer out of range" burst-max 0 &&
+	refused "burst-max: integer out of range" burst-max 45
+check $? "burst-max 0 and 45 are refused"
 refused "ev-port-min is above ev-port-max" ev-port-min 60000 ev-port-max 50000
 check $? "ev-port-min above ev-port-max is refused with the kernel's message"
 refused "min-rto-us is above max-rto-us" min-rto-us 5000000 max-rto-us 4000000 &&

@@ -198,8 +198,10 @@ tap_result $(( $? == 0 )) \
 	"after the heal goodput regains >= 80% of its rate before in its best second ($((FO_AFTER_BEST * 100 / (FO_BEFORE + 1))) %), median >= 50% ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
 
 # Every path dead: the connection ends with ETIMEDOUT at the user timeout.
+# The sender sends until then (timed, not sized: 64 MiB once took a few
+# seconds, and since bursts it can be gone before the spines die).
 xfer_start $NS_B 7004 "$out/rx"
-ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7004 -n $((64 << 20)) -U 3000 > "$out/tx" &
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7004 -n $((1 << 40)) -d 60 -U 3000 > "$out/tx" &
 tx=$!
 sleep 1
 for i in $(seq 1 $SPINES); do fabric_blackhole "$i"; done
@@ -231,9 +233,10 @@ tap_result $(( $? == 0 && alive )) \
 kill $XFER_PID 2>/dev/null
 for i in $(seq 1 $SPINES); do fabric_heal "$i"; done
 
-# Every path dead, healed before the user timeout: the transfer resumes.
+# Every path dead, healed before the user timeout: the transfer resumes
+# (timed: it must still be sending when the paths die, and after the heal).
 xfer_start $NS_B 7006 "$out/rx"
-ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7006 -n $((64 << 20)) -U 8000 > "$out/tx" &
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7006 -n $((1 << 40)) -d 5 -U 8000 > "$out/tx" &
 tx=$!
 sleep 1
 for i in $(seq 1 $SPINES); do fabric_blackhole "$i"; done

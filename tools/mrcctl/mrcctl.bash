@@ -3,7 +3,7 @@
 
 _mrcctl_keys="udp-port ev-count ev-port-min ev-port-max retire-losses ecn redundancy
 probe-interval-ms min-rto-us max-rto-us init-cwnd user-timeout-ms dctcp-shift delay-target-us
-urgent-dscp"
+urgent-dscp burst-max"
 
 _mrcctl()
 {

@@ -809,6 +809,7 @@ static const struct config_key config_keys[] = {
 	{ "dctcp-shift",	MRC_A_CONFIG_DCTCP_SHIFT,	4, "" },
 	{ "delay-target-us",	MRC_A_CONFIG_DELAY_TARGET_US,	4, "" },
 	{ "urgent-dscp",	MRC_A_CONFIG_URGENT_DSCP,	1, "" },
+	{ "burst-max",		MRC_A_CONFIG_BURST_MAX,		1, "" },
 };
 
 #define N_CONFIG ARRAY_SIZE(config_keys)
@@ -2073,7 +2074,7 @@ static void usage(FILE *out)
 		"KEY := { udp-port | ev-count | ev-port-min | ev-port-max | retire-losses |\n"
 		"         ecn | redundancy | probe-interval-ms | min-rto-us | max-rto-us |\n"
 		"         init-cwnd | user-timeout-ms | dctcp-shift | delay-target-us |\n"
-		"         urgent-dscp }\n",
+		"         urgent-dscp | burst-max }\n",
 		prog);
 }
 
