@@ -474,7 +474,8 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
 	while (seg && n < max) {
 		const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
 
-		if (cb->prio >= MRC_PRIO_HIGH || seg->len > msk->mss || skb_headlen(seg) != seg->len)
+		if (cb->prio >= MRC_PRIO_HIGH || seg->len > msk->mss ||
+		    skb_headlen(seg) != seg->len)
 			break;
 		if ((u64)(ahead + n) * msk->mss + seg->len > msk->snd_wnd)
 			break;

@@ -22,7 +22,7 @@ FO_FAIL=${MRC_BENCH_FO_FAIL:-3}		# failover: blackhole at, heal at
 FO_HEAL=${MRC_BENCH_FO_HEAL:-7}
 RR_N1=${MRC_BENCH_RR_N1:-1000}		# requests of 1 KiB per run
 RR_N64=${MRC_BENCH_RR_N64:-200}		# requests of 64 KiB per run
-ONLY=${MRC_BENCH_ONLY:-agg fo rr cost coll planes}
+ONLY=${MRC_BENCH_ONLY:-agg fo rr cost4 cost prof coll planes}
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down' EXIT
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 
@@ -32,7 +32,7 @@ kind_of() { case $1 in tcp) echo -T ;; mptcp) echo -M ;; *) echo ;; esac; }
 
 # the two-host fabric only for the sections on it (a minute under TCG)
 TWO_HOST=0
-for s in agg fo rr cost prof; do [[ " $ONLY " == *" $s "* ]] && TWO_HOST=1; done
+for s in agg fo rr cost4 cost prof; do [[ " $ONLY " == *" $s "* ]] && TWO_HOST=1; done
 if [ $TWO_HOST = 1 ]; then
 	log "fabric: $SPINES spines; MPTCP: a has 4 addresses, each a subflow endpoint"
 	fabric_up_fast $SPINES || { log "cannot build the fabric"; exit 1; }
@@ -171,6 +171,31 @@ if [[ " $ONLY " == *" rr "* ]]; then
 	fabric_shape 1 - -
 fi
 
+# ---- 4a. four unshaped spines: one connection each, goodput and CPU -------
+# xfer_cost FILE PROTO REP BYTES: one transfer, its goodput and the guest's
+# busy jiffies, a TSV line in FILE
+xfer_cost() {
+	local r=$TMPD/${1%.tsv}_${2}_$3.rx c0 c1 t0 t1
+	c0=$(cpu_busy); t0=$(now_ms)
+	xfer "$2" "$4" "$r"
+	c1=$(cpu_busy); t1=$(now_ms)
+	cp "$r" "$r.tx" "$OUT/"
+	printf '%s\t%d\t%s\t%s\t%s\t%d\t%d\n' "$2" "$3" "$(kv "$r" bytes)" "$(kv "$r" secs)" \
+		"$(kv "$r" mbps)" $((c1 - c0)) $((t1 - t0)) >> "$OUT/$1"
+	log "  $2 rep $3: $(tail -n 1 "$r") busy $((c1 - c0)) jiffies in $((t1 - t0)) ms"
+}
+if [[ " $ONLY " == *" cost4 "* ]]; then
+	log "cost4: $SPINES unshaped spines, one connection each"
+	shape_all - -
+	: > "$OUT/cost4.tsv"
+	for rep in $(seq 1 "$REPS"); do
+		for p in mrc tcp mptcp; do
+			bytes=$((128 << 20)); [ $p = mrc ] && bytes=$((64 << 20))
+			xfer_cost cost4.tsv $p "$rep" $bytes
+		done
+	done
+fi
+
 # ---- 4. cost: one unconstrained path --------------------------------------
 if [[ " $ONLY " == *" cost "* ]]; then
 	log "cost: one path (spines 2..4 down: traffic only crosses spine 1), no shaping"
@@ -181,15 +206,8 @@ if [[ " $ONLY " == *" cost "* ]]; then
 	: > "$OUT/cost.tsv"
 	for rep in $(seq 1 "$REPS"); do
 		for p in mrc tcp; do
-			bytes=$((32 << 20)); [ $p = tcp ] && bytes=$((128 << 20))
-			r=$TMPD/cost_${p}_$rep.rx
-			c0=$(cpu_busy); t0=$(now_ms)
-			xfer $p $bytes "$r"
-			c1=$(cpu_busy); t1=$(now_ms)
-			cp "$r" "$r.tx" "$OUT/"
-			printf '%s\t%d\t%s\t%s\t%s\t%d\t%d\n' $p "$rep" "$(kv "$r" bytes)" "$(kv "$r" secs)" \
-				"$(kv "$r" mbps)" $((c1 - c0)) $((t1 - t0)) >> "$OUT/cost.tsv"
-			log "  $p rep $rep: $(tail -n 1 "$r") busy $((c1 - c0)) jiffies in $((t1 - t0)) ms"
+			bytes=$((64 << 20)); [ $p = tcp ] && bytes=$((128 << 20))
+			xfer_cost cost.tsv $p "$rep" $bytes
 		done
 	done
 fi

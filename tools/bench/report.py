@@ -167,27 +167,38 @@ if rr:
             table.append(f"   ratios {size}B: " + ", ".join(items))
     table.append("")
 
-# ---- cost
-cost = {}
-for p, rep, nbytes, secs, mbps, busy, wall in rows("cost.tsv"):
-    d = cost.setdefault(p, {"mbps": [], "cpu_s_per_gb": []})
-    d["mbps"].append(float(mbps))
-    d["cpu_s_per_gb"].append(int(busy) / 100.0 / (int(nbytes) / 1e9))
-if cost:
-    res["cost"] = {p: {"goodput_mbit": spread(d["mbps"]), "cpu_s_per_gb": spread(d["cpu_s_per_gb"])}
-                   for p, d in cost.items()}
-    table.append(f"4. Cost: one unconstrained path (traffic through spine 1 only); mean [min..max] of {reps} runs")
+# ---- cost: four unshaped spines (4a), one unconstrained path (4)
+def cost_section(name, title, protos):
+    cost = {}
+    for p, rep, nbytes, secs, mbps, busy, wall in rows(name + ".tsv"):
+        d = cost.setdefault(p, {"mbps": [], "cpu_s_per_gb": []})
+        d["mbps"].append(float(mbps))
+        d["cpu_s_per_gb"].append(int(busy) / 100.0 / (int(nbytes) / 1e9))
+    if not cost:
+        return cost
+    res[name] = {p: {"goodput_mbit": spread(d["mbps"]), "cpu_s_per_gb": spread(d["cpu_s_per_gb"])}
+                 for p, d in cost.items()}
+    table.append(f"{title}; mean [min..max] of {reps} runs")
     table.append(f"   {'':6} {'goodput Mbit/s':>26} {'guest CPU s per GB':>26}")
-    for p in ("mrc", "tcp"):
+    for p in protos:
         if p in cost:
-            table.append(f"   {p:6} {fmt(res['cost'][p]['goodput_mbit']):>26} {fmt(res['cost'][p]['cpu_s_per_gb']):>26}")
-    if "mrc" in cost and "tcp" in cost:
-        r = {"mrc/tcp goodput": ratio(statistics.mean(cost["mrc"]["mbps"]), statistics.mean(cost["tcp"]["mbps"])),
-             "mrc/tcp cpu per GB": ratio(statistics.mean(cost["mrc"]["cpu_s_per_gb"]),
-                                         statistics.mean(cost["tcp"]["cpu_s_per_gb"]))}
-        res["cost_ratios"] = r
+            table.append(f"   {p:6} {fmt(res[name][p]['goodput_mbit']):>26} {fmt(res[name][p]['cpu_s_per_gb']):>26}")
+    r = {}
+    for o in protos[1:]:
+        if "mrc" in cost and o in cost:
+            r[f"mrc/{o} goodput"] = ratio(statistics.mean(cost["mrc"]["mbps"]),
+                                          statistics.mean(cost[o]["mbps"]))
+            r[f"mrc/{o} cpu per GB"] = ratio(statistics.mean(cost["mrc"]["cpu_s_per_gb"]),
+                                             statistics.mean(cost[o]["cpu_s_per_gb"]))
+    if r:
+        res[name + "_ratios"] = r
         table.append("   ratios: " + ", ".join(f"{k} = {v:.2f}x" for k, v in r.items() if v))
     table.append("")
+    return cost
+
+
+cost_section("cost4", "4a. Four unshaped spines, one connection each", ("mrc", "tcp", "mptcp"))
+cost = cost_section("cost", "4. Cost: one unconstrained path (traffic through spine 1 only)", ("mrc", "tcp"))
 
 coll = report_coll.section(raw, res, table, spread, fmt, ratio)
 planes = report_planes.section(raw, res, table, spread, fmt, ratio)
