@@ -42,7 +42,7 @@ MRC_PARAM_RANGE(min_rto_us, 100, MRC_MAX_RTO_US);
 MRC_PARAM_RANGE(init_cwnd, 1, 65536);
 MRC_PARAM_RANGE(ev_count, 1, MRC_MAX_EVS);
 MRC_PARAM_RANGE(redundancy, 1, 4);
-MRC_PARAM_RANGE(burst_max, 1, MRC_BURST_MAX);
+MRC_PARAM_RANGE(burst_max, 1, MRC_BURST_MAX_SEGS);
 
 unsigned int mrc_min_rto_us = 5000;
 module_param_cb(min_rto_us, &mrc_param_ops_min_rto_us, &mrc_min_rto_us, 0644);
@@ -60,7 +60,7 @@ unsigned int mrc_redundancy = 1;
 module_param_cb(redundancy, &mrc_param_ops_redundancy, &mrc_redundancy, 0644);
 MODULE_PARM_DESC(redundancy, "copies of high-priority packets in new namespaces (1..4)");
 
-unsigned int mrc_burst_max = MRC_BURST_MAX;
+unsigned int mrc_burst_max = MRC_BURST_MAX_SEGS;
 module_param_cb(burst_max, &mrc_param_ops_burst_max, &mrc_burst_max, 0644);
 MODULE_PARM_DESC(burst_max, "most packets sent back to back on one EV in new namespaces (1: spray every packet; ..44)");
 
@@ -136,7 +136,7 @@ static int __init mrc_init(void)
 	}
 	if (!mrc_udp_port || mrc_udp_port > 65535 || !mrc_default_evs ||
 	    mrc_default_evs > MRC_MAX_EVS || !mrc_init_cwnd || !mrc_redundancy ||
-	    mrc_redundancy > 4 || !mrc_burst_max || mrc_burst_max > MRC_BURST_MAX)
+	    mrc_redundancy > 4 || !mrc_burst_max || mrc_burst_max > MRC_BURST_MAX_SEGS)
 		return -EINVAL;
 	mrc_family_ops.family = mrc_family_nr;
 	if (mrc_test_clock_start_us) {

@@ -93,6 +93,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	child->sndbuf_init = csk->sk_sndbuf;
 	child->nodelay = lsk->nodelay;
 	child->priority = lsk->priority;
+	child->burst_max = lsk->burst_max;
 	child->user_timeout_ms = lsk->user_timeout_ms;
 	child->ev_count = lsk->ev_count;
 	/* as TCP's children (sk_clone_lock()): the listener's keepalive */
@@ -801,7 +802,9 @@ void mrc_rx_batch_end(struct mrc_sock *msk)
 	}
 	if (msk->rx_ack_due) {
 		msk->rx_ack_due = 0;
-		if (msk->state != MRC_STATE_CLOSED && msk->evs)
+		/* after a reset or the end, only the peer's FIN is still acknowledged */
+		if (msk->evs && msk->state != MRC_STATE_CLOSED &&
+		    (msk->state != MRC_STATE_DONE || msk->fin_received))
 			mrc_send_ack(msk);
 	}
 }
@@ -1266,6 +1269,16 @@ static void mrc_udp_input(struct mrc_net *mn, struct sock *usk, struct sk_buff *
 	}
 	mrc_count(mn, MRC_C_RX_BATCHES);
 	__skb_push(skb, -skb_mac_offset(skb));
+	/*
+	 * UDP's header pull turned CHECKSUM_PARTIAL (what GSO and GRO make)
+	 * into NONE (skb_postpull_rcsum()), and __udp_gso_segment() would then
+	 * sum every byte in software.  Its state before the pull is restored,
+	 * as udp_rcv_segment() does for looped packets; UDP's own GSO receive
+	 * (udp_queue_rcv_skb()) segments before the pull.
+	 */
+	if (skb->ip_summed == CHECKSUM_NONE &&
+	    skb_checksum_start(skb) == skb_transport_header(skb))
+		skb->ip_summed = CHECKSUM_PARTIAL;
 	segs = udp_rcv_segment(usk, skb, usk->sk_family == AF_INET);
 	if (!segs)
 		return;
@@ -1286,21 +1299,24 @@ static void mrc_udp_input(struct mrc_net *mn, struct sock *usk, struct sk_buff *
  * (udp_allow_gso()), UDP queues them, and this drains the queue at once,
  * in the softirq that queued them, as rxrpc once did.  UDP has not
  * verified the checksum of a queued datagram yet: done here, as
- * udp_recvmsg() does.
+ * udp_recvmsg() does.  Each call takes at most MRC_RX_DRAIN_BUDGET
+ * datagrams, so one CPU does not drain every other's; as every enqueue
+ * calls this and each call takes one while any is queued, none is left.
  *
  * Context: softirq (or BH disabled); any CPU, concurrently.
  */
 void mrc_udp_data_ready(struct sock *usk)
 {
+	int off = 0, err, budget = MRC_RX_DRAIN_BUDGET;
 	struct mrc_net *mn;
 	struct sk_buff *skb;
-	int off = 0, err;
 
 	local_bh_disable();
 	rcu_read_lock();
 	mn = rcu_dereference_sk_user_data(usk);
-	while ((skb = __skb_recv_udp(usk, MSG_DONTWAIT, &off, &err))) {
-		bool csum_bad = !udp_skb_csum_unnecessary(skb) &&
+	while (budget-- && (skb = __skb_recv_udp(usk, MSG_DONTWAIT, &off, &err))) {
+		/* an aggregate's checksum is the GSO/GRO engine's (see above) */
+		bool csum_bad = !skb_is_gso(skb) && !udp_skb_csum_unnecessary(skb) &&
 				__udp_lib_checksum_complete(skb);
 
 		/* UDP kept its accounting in skb->dev_scratch: done with it */

@@ -189,6 +189,9 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	h->ack_ev = htons(msk->last_ev);
 	if (msk->ce_pending)
 		h->flags |= MRC_F_CE;
+	/* a probe rides a path thought dead: it acknowledges, but owes stay */
+	if (flags & MRC_F_PROBE)
+		return;
 	msk->ce_pending = false;
 	msk->ack_pending = 0;
 	msk->rx_ack_due = 0;
@@ -394,7 +397,9 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	cb->sent_us = mrc_clock_us();
 	cb->ev_idx = ev_idx;
 	cb->ev_port = ev->port;
-	cb->tx_count++;
+	/* saturates: a count that wrapped to 1 would stop the loss walk early */
+	if (cb->tx_count < U8_MAX)
+		cb->tx_count++;
 	ev->sent++;
 	ev->in_flight++;
 	err = mrc_send_packet(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn));
@@ -444,11 +449,11 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
  * By mrc_ev_burst_len(), within the namespace's burst_max and what one
  * 64 KiB IP packet holds.
  *
- * Return: 1 (spray every packet) .. MRC_BURST_MAX.
+ * Return: 1 (spray every packet) .. MRC_BURST_MAX_SEGS.
  */
 u32 mrc_burst_len(const struct mrc_sock *msk)
 {
-	u32 max = READ_ONCE(msk->mn->cfg.burst_max);
+	u32 max = msk->burst_max ?: READ_ONCE(msk->mn->cfg.burst_max);
 
 	if (max <= 1 || !msk->mss)
 		return 1;
@@ -553,8 +558,11 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 	skb->csum_offset = offsetof(struct udphdr, check);
 	err = mrc_send_on_ev(msk, skb, ev,
 			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
-	if (err)
+	if (err) {
+		/* the header took the ACK a receive batch owes: still owed */
+		msk->rx_ack_due = msk->rx_batch;
 		return err;
+	}
 	mrc_count(msk->mn, MRC_C_TX_BURSTS);
 	msk->stats.packets_sent += n;
 	now = mrc_clock_us();

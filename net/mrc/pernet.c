@@ -106,6 +106,12 @@ struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port)
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(mn->net, sock, &tcfg);
+	/*
+	 * No CHECKSUM_UNNECESSARY -> COMPLETE conversion (which tunnels whose
+	 * inner stack wants a full checksum ask for): with it on, cutting an
+	 * aggregate (udp_rcv_segment()) would sum every byte in software.
+	 */
+	inet_dec_convert_csum(sock->sk);
 	udp_allow_gso(sock->sk);
 	udp_set_bit(GRO_ENABLED, sock->sk);
 	/* drained as it fills: room for the aggregates of a few CPUs at once */

@@ -323,10 +323,13 @@ enum {
  * Most segments of one burst (one GSO skb on one EV): 44 full segments of
  * a 1500-byte path and their headers fill the 64 KiB of one IPv4 packet.
  */
-#define MRC_BURST_MAX	44
+#define MRC_BURST_MAX_SEGS	44
 
 /* How long the probe scan sleeps when no retired EV waits (a retirement wakes it) */
 #define MRC_PROBE_SCAN_IDLE	(10 * HZ)
+
+/* Most datagrams one mrc_udp_data_ready() call takes off the tunnel socket */
+#define MRC_RX_DRAIN_BUDGET	64
 
 /* Receive buffer of a tunnel socket, which mrc_udp_data_ready() drains */
 #define MRC_TUNNEL_RCVBUF	(8 << 20)
@@ -428,6 +431,7 @@ struct mrc_sock {
 	u8			state;		/* enum mrc_state (WRITE_ONCE) */
 	u8			family;		/* AF_INET/AF_INET6 once bound */
 	u8			priority;
+	u8			burst_max;	/* MRC_BURST_MAX; 0: the namespace's */
 	u8			nodelay:1,
 				bound:1,	/* in mn->ports */
 				hashed:1,	/* in mn->conns */

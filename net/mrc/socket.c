@@ -1254,6 +1254,12 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 		else
 			msk->priority = val;
 		break;
+	case MRC_BURST_MAX:
+		if (val < 0 || val > MRC_BURST_MAX_SEGS)
+			err = -EINVAL;
+		else
+			msk->burst_max = val;
+		break;
 	default:
 		err = -ENOPROTOOPT;
 	}
@@ -1399,6 +1405,9 @@ static int mrc_getsockopt(struct socket *sock, int level, int optname, char __us
 		break;
 	case MRC_PRIORITY:
 		val = msk->priority;
+		break;
+	case MRC_BURST_MAX:
+		val = msk->burst_max;
 		break;
 	default:
 		release_sock(&msk->sk);

@@ -1009,6 +1009,63 @@ TEST(sockopt_priority)
 	close(fd);
 }
 
+/* Moves BYTES over the pair and checks them; the change of TxBursts. */
+static long long burst_transfer(struct conn *p, size_t bytes)
+{
+	static char out[65536], in[65536];
+	long long b0 = mrc_stat("TxBursts");
+	size_t sent = 0, got = 0;
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (char)(i * 7 + 3);
+	set_timeo(p->a, SO_RCVTIMEO, 10000);
+	while (got < bytes) {
+		ssize_t n;
+
+		if (sent < bytes) {
+			n = send(p->c, out + sent % sizeof(out), sizeof(out) - sent % sizeof(out),
+				 MSG_DONTWAIT);
+			if (n > 0)
+				sent += n;
+		}
+		n = recv(p->a, in, sizeof(in), sent < bytes ? MSG_DONTWAIT : 0);
+		if (n == 0 || (n < 0 && errno != EAGAIN))
+			return -1;
+		for (ssize_t i = 0; i < n; i++)
+			if (in[i] != out[(got + i) % sizeof(out)])
+				return -1;
+		if (n > 0)
+			got += n;
+	}
+	return mrc_stat("TxBursts") - b0;
+}
+
+TEST(sockopt_burst_max)
+{
+	int fd = socket(mrc_family(), SOCK_STREAM, 0), v = -1;
+	struct conn p;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_BURST_MAX, &v));
+	EXPECT_EQ(0, v);	/* the namespace's setting */
+	EXPECT_EQ(0, set_int(fd, SOL_MRC, MRC_BURST_MAX, 44));
+	EXPECT_EQ(0, get_int(fd, SOL_MRC, MRC_BURST_MAX, &v));
+	EXPECT_EQ(44, v);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_BURST_MAX, 45));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_int(fd, SOL_MRC, MRC_BURST_MAX, -1));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+
+	/* 1 sprays every packet: no burst; the default sends bursts */
+	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6071, &p));
+	EXPECT_EQ(0, set_int(p.c, SOL_MRC, MRC_BURST_MAX, 1));
+	EXPECT_EQ(0, burst_transfer(&p, 4 << 20));
+	EXPECT_EQ(0, set_int(p.c, SOL_MRC, MRC_BURST_MAX, 0));
+	EXPECT_LT(0, burst_transfer(&p, 16 << 20));
+	close_pair(&p);
+}
+
 TEST(sockopt_unknown)
 {
 	int fd = socket(mrc_family(), SOCK_STREAM, 0), v = 0;

@@ -45,6 +45,12 @@ else
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort dso -g none \
 				2> /dev/null | awk '/^ +[0-9.]+%/' | head -n 8
 		} > "$OUT/profile_$p.txt"
+		# who calls the top kernel symbols (MRC_BENCH_PROF_CALLERS="sym,sym")
+		if [ -n "${MRC_BENCH_PROF_CALLERS:-}" ]; then
+			perf report -i "$TMPD/perf_$p.data" --stdio --no-children \
+				-S "$MRC_BENCH_PROF_CALLERS" -G 2> /dev/null |
+				grep -v '^$' | head -n 200 > "$OUT/callers_$p.txt"
+		fi
 		log "  $p: $(tail -n 1 "$r")"
 		rm -f "$TMPD/perf_$p.data"
 	done

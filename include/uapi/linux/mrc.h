@@ -39,6 +39,9 @@
 #define MRC_PRIORITY		5	/* int: 0 (bulk) .. 7 (urgent) */
 #define MRC_PATH_INFO		6	/* struct mrc_path_info[], read only */
 #define MRC_PATH_INFO_EXT	7	/* struct mrc_path_info_ext[], read only */
+#define MRC_BURST_MAX		8	/* int: most packets back to back on one EV
+					 * (1: spray each; 0: the namespace's burst-max)
+					 */
 
 /*
  * Priorities at or above MRC_PRIO_HIGH are urgent: on SEQPACKET sockets their
