@@ -96,6 +96,9 @@ stress: all
 		-t 420 'TRINITY_SECS=180 TRINITY_CHILDREN=8 ./trinity.sh'
 	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress-failover \
 		-t 900 'MP_FAILOVER_RUNS=20 ./multipath.sh'
+	@# every selftest again with per-packet spraying (no bursts)
+	RESULTS=$(CURDIR)/results/stress-per-packet MRC_MODPARAMS=burst_max=1 \
+		bash tools/testing/selftest.sh
 	@bash tools/testing/soak.sh
 
 # The two once-flaky runs, SOAK_N (5) times each, every console kept in
