@@ -11,7 +11,7 @@ trap 'kill $(jobs -p) 2>/dev/null; fabric_down' EXIT
 SPINES=4
 out=$(mktemp -d)
 
-[ -n "${MP_FAILOVER_RUNS:-}" ] && tap_plan "$MP_FAILOVER_RUNS" || tap_plan 17
+[ -n "${MP_FAILOVER_RUNS:-}" ] && tap_plan "$MP_FAILOVER_RUNS" || tap_plan 18
 fabric_up $SPINES || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 
 # Failover and heal inside one transfer of 13 s: spine 2 is blackholed 3 s
@@ -146,10 +146,22 @@ spray() {
 	[ "$(kv "$out/rx" ok)" = 1 ] && [ "$(kv "$out/rx" bytes)" = "$2" ] &&
 		[ $((min * 100)) -ge $((total * 10)) ]
 }
+tb0=$(mrc_stat $NS_A TxBursts) rb0=$(mrc_stat $NS_B RxBatches)
 spray $B4 $((32 << 20)) IPv4
 tap_result $(( $? == 0 )) "IPv4: a 32 MiB transfer arrives intact with >= 10% of its packets on every spine"
 spray $B6 $((16 << 20)) IPv6
 tap_result $(( $? == 0 )) "IPv6: a 16 MiB transfer arrives intact with >= 10% of its packets on every spine"
+# Bursts (the namespace's burst-max, 44 by default): GSO skbs out, taken
+# whole at b; with burst-max 1 (or the module's burst_max=1) none.
+tb1=$(mrc_stat $NS_A TxBursts) rb1=$(mrc_stat $NS_B RxBatches)
+bmax=$(cat /sys/module/mrc/parameters/burst_max)	# the namespaces were made with it
+echo "# bursts: burst-max $bmax, a sent $((tb1 - tb0)), b took $((rb1 - rb0)) aggregates whole"
+if [ "$bmax" -gt 1 ]; then
+	tap_result $(( tb1 - tb0 > 0 && rb1 - rb0 > 0 )) \
+		"the transfers went out in GSO bursts and arrived as batches ($((tb1 - tb0)) and $((rb1 - rb0)))"
+else
+	tap_result $(( tb1 == tb0 )) "burst-max 1: every packet sprayed on its own ($((tb1 - tb0)) bursts)"
+fi
 
 # Aggregation: 4 spines at 8 Mbit/s each; one connection must beat one spine.
 for i in $(seq 1 $SPINES); do fabric_shape "$i" 8mbit -; done
