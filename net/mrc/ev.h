@@ -130,6 +130,7 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * mrc_ev_burst_len() - how many new segments go back to back on one EV
  * @cwnd: congestion window, packets
  * @active_evs: EVs in use
+ * @fresh_evs: of them, those that have not delivered yet
  * @max_segs: the most one burst may hold (setting and 64 KiB packet)
  *
  * Each window goes out in at least 2 * MRC_BURST_SPREAD bursts, so that it
@@ -137,13 +138,18 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * bursts would need a window of 5632 packets, and the halving of one loss
  * episode would halve every burst and with it what a CPU-bound sender
  * moves (multipath.sh's heal: 59 % of the goodput before, for the rest of
- * the transfer).
+ * the transfer).  But while some EVs have not delivered yet (a new plane's,
+ * replacements of retired ones), 2 bursts per EV: the weighted choice
+ * gives a fresh EV the smallest share of the choices until its first
+ * delivery, and long bursts made so few choices that a second plane took
+ * 0.9 s to carry anything (planes.sh).
  *
  * Return: 1 (spray every packet) .. @max_segs.
  */
-static inline u32 mrc_ev_burst_len(u32 cwnd, u32 active_evs, u32 max_segs)
+static inline u32 mrc_ev_burst_len(u32 cwnd, u32 active_evs, u32 fresh_evs, u32 max_segs)
 {
-	u32 spread = 2 * clamp_t(u32, active_evs, 1, MRC_BURST_SPREAD);
+	u32 spread = 2 * (fresh_evs ? max_t(u32, active_evs, 1) :
+			  clamp_t(u32, active_evs, 1, MRC_BURST_SPREAD));
 
 	return clamp_t(u32, cwnd / spread, 1, max_t(u32, max_segs, 1));
 }

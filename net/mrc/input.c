@@ -336,15 +336,19 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	u64 rack_at = U64_MAX;
 	struct sk_buff *skb;
 	bool congested = false;
-	u16 i;
+	u16 i, fresh = 0;
 
 	sock_owned_by_me(&msk->sk);
 
 	/* an EV without samples yet may be on the slowest path */
-	for (i = 0; i < msk->ev_cap; i++)
-		if (msk->evs[i].state == MRC_EV_ACTIVE)
-			slowest = max(slowest, msk->evs[i].srtt_us);
+	for (i = 0; i < msk->ev_cap; i++) {
+		if (msk->evs[i].state != MRC_EV_ACTIVE)
+			continue;
+		slowest = max(slowest, msk->evs[i].srtt_us);
+		fresh += !msk->evs[i].delivered;
+	}
 	msk->slowest_rtt_us = slowest;
+	msk->evs_fresh = fresh;
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);

@@ -524,15 +524,18 @@ static void mrc_time_rtt_echo_test(struct kunit *test)
 /* Bursts: a window in at least 16 bursts, within the limit, never 0 */
 static void mrc_ev_burst_len_test(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(16, 64, 44), 1U);	/* initial window */
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(160, 64, 44), 10U);
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 44), 44U);
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 1), 1U);	/* per-packet setting */
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 0), 1U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(16, 64, 0, 44), 1U);	/* initial window */
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(160, 64, 0, 44), 10U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 0, 44), 44U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 0, 1), 1U);	/* per-packet setting */
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(100000, 64, 0, 0), 1U);
 	/* fewer EVs than the spread: still two bursts per EV */
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(40, 2, 44), 10U);
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(40, 0, 44), 20U);
-	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(0, 64, 44), 1U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(40, 2, 0, 44), 10U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(40, 0, 0, 44), 20U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(0, 64, 0, 44), 1U);
+	/* EVs still to deliver: two bursts per EV, so each is chosen soon */
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(1280, 64, 1, 44), 10U);
+	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(1280, 64, 0, 44), 44U);
 }
 
 static struct kunit_case mrc_ev_cases[] = {

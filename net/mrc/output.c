@@ -459,7 +459,7 @@ u32 mrc_burst_len(const struct mrc_sock *msk)
 		return 1;
 	max = min_t(u32, max, (IP_MAX_MTU - sizeof(struct ipv6hdr) - sizeof(struct udphdr)) /
 			      (sizeof(struct mrchdr) + msk->mss));
-	return mrc_ev_burst_len(msk->cc.cwnd, msk->ev_count, max);
+	return mrc_ev_burst_len(msk->cc.cwnd, msk->ev_count, msk->evs_fresh, max);
 }
 
 /*

@@ -491,6 +491,7 @@ struct mrc_sock {
 	struct sk_buff		*send_head;	/* first never-sent skb */
 	struct mrc_rtt		rtt;
 	u32			slowest_rtt_us;	/* largest srtt of an active EV */
+	u16			evs_fresh;	/* active EVs yet to deliver, as of the last ACK */
 	unsigned long		probe_scan_at;	/* jiffies: a retired EV's probe may be due */
 	u8			backoff;	/* RTO doublings */
 	u8			rto_streak;	/* RTOs since the last delivery */
