@@ -18,7 +18,7 @@ if ! command -v tshark > /dev/null || ! command -v tcpdump > /dev/null; then
 	tap_skip "wireshark dissector" "tshark or tcpdump not installed (tools/deps.sh)"
 	tap_done
 fi
-tap_plan 14
+tap_plan 15
 start=$(now)
 out=$(mktemp -d)
 
@@ -31,7 +31,7 @@ FIELDS=(frame.number ip.src udp.srcport udp.dstport udp.length mrc.ev mrc.type
 	mrc.flags.fin mrc.flags.acknow mrc.flags.probe mrc.sport mrc.dport
 	mrc.src_id mrc.dst_id mrc.psn mrc.ack_psn mrc.sack mrc.sack.psn mrc.len
 	mrc.hs.cookie mrc.hs.slot mrc.hs.mss mrc.ack_ev _ws.malformed
-	_ws.expert.severity)
+	_ws.expert.severity mrc.burst mrc.burst.last_psn)
 mkfifo "$out/fifo"
 # shellcheck disable=SC2046
 tshark -n -l -X "lua_script:$LUA" -r "$out/fifo" -w "$out/cap.pcap" -P -T fields \
@@ -65,7 +65,9 @@ ip netns exec $NS_A ./udp_spray $B4 4797 40000 1 1
 
 # The transfer: 1.2 s over spines at 1 Mbit/s on 16 EVs, about 1500
 # packets; spine 2 is dead from 0.3 s to 0.7 s: its EVs lose packets
-# (retransmitted, SACKed around), are retired and probed.
+# (retransmitted, SACKed around), are retired and probed.  Every packet on
+# its own (burst-max 1), so that each frame is one packet; bursts below.
+"$MRCCTL" -n $NS_A config set burst-max 1 || echo "# cannot set burst-max"
 for i in $(seq 1 $SPINES); do fabric_shape "$i" 1mbit -; done
 ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7001 -n $((1 << 30)) -d 1.2 -e 16 > "$out/tx" &
 tx=$!
@@ -77,6 +79,14 @@ wait $tx
 wait_for $XFER_PID 10
 echo "# transfer: $(tail -n 1 "$out/rx"); sender: $(cat "$out/tx")"
 for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
+
+# Bursts: 8 MiB unshaped with the default burst-max; captured on a's link,
+# before any device cut them, a burst is one frame of several DATA packets.
+"$MRCCTL" -n $NS_A config set burst-max 44
+xfer_start $NS_B 7003 "$out/rx3" &&
+	ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7003 -n $((8 << 20)) > "$out/tx3" &&
+	wait_for $XFER_PID 20
+echo "# bursts: $(tail -n 1 "$out/rx3")"
 
 # A connection on UDP port 5555, which only the heuristic can claim.
 heur=0
@@ -208,6 +218,18 @@ read -r stray others <<< "$(q 'f("udp.srcport") == 40000 && f("_ws.malformed") !
 	END { print s + 0, o + 0 }')"
 tap_result $(( stray == 1 )) "a stray datagram on port 4797 is flagged malformed"
 tap_result $(( others == 0 && npk > 0 )) "no MRC packet of the kernel's is flagged malformed or in error ($others)"
+
+# Bursts: a frame of N packets, its first header's PSN and len, the UDP
+# length N headers and N-1 full lens plus the last's, and mrc.burst.last_psn
+# N-1 past the first.
+show BURST 'f("mrc.burst") > 1'
+read -r nburst badburst <<< "$(q 'f("mrc.type") == 4 && f("ip.src") == A && f("mrc.dport") == 7003 &&
+	f("mrc.burst") > 1 {
+		n++; k = f("mrc.burst"); seg = 48 + f("mrc.len"); pay = f("udp.length") - 8
+		if (pay <= (k - 1) * seg || pay > k * seg ||
+		    f("mrc.burst.last_psn") != inc(f("mrc.psn"), k - 1)) bad++
+	} END { print n + 0, bad + 0 }')"
+tap_result $(( nburst > 0 && badburst == 0 )) "bursts: $nburst frames of several DATA packets decoded, sizes and PSNs consistent ($badburst not)"
 
 # The heuristic: the connection on UDP port 5555 decodes as well.
 if [ $heur = 1 ]; then

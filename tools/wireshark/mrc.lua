@@ -11,7 +11,9 @@
 --
 -- Besides UDP port 4797 (a preference) a heuristic claims UDP payloads on
 -- any port that look like an MRC header: right version, known type and
--- flags, and a len that accounts for the whole payload.
+-- flags, and a len that accounts for the whole payload (or for the first
+-- packet of a burst, mrc.burst: several DATA packets in one GSO datagram,
+-- as a capture on the sending host shows them).
 
 local MRC_VERSION = 1
 local MRC_HDR_LEN = 48
@@ -72,6 +74,8 @@ local f = {
 	hs_cookie = ProtoField.uint64("mrc.hs.cookie", "Cookie", base.HEX),
 	hs_slot = ProtoField.uint32("mrc.hs.slot", "Cookie time slot", base.DEC),
 	hs_mss = ProtoField.uint32("mrc.hs.mss", "MSS", base.DEC),
+	burst = ProtoField.uint16("mrc.burst", "Packets in this burst", base.DEC),
+	burst_last = ProtoField.uint32("mrc.burst.last_psn", "PSN of the burst's last packet", base.DEC),
 	ev = ProtoField.uint16("mrc.ev", "Entropy value (UDP source port)", base.DEC),
 }
 mrc.fields = f
@@ -179,7 +183,25 @@ local function add_sack(tree, tvb, off, ack_psn)
 	return #psns
 end
 
--- dissect(tvb, pinfo, tree): the whole UDP payload as one MRC packet.
+-- A burst: DATA packets of one EV sent as one UDP GSO datagram (net/mrc
+-- mrc_send_burst()), [header | len bytes] each, all but the last of the
+-- same len, consecutive PSNs.  Captured on the sending host (or wherever
+-- no device cut it yet) it is one frame.  Returns the number of packets a
+-- first header with this len implies for a payload of TOTAL bytes, or 1.
+local function burst_count(ptype, plen, total)
+	if ptype ~= T_DATA or plen == 0 or total <= MRC_HDR_LEN + plen then
+		return 1
+	end
+	local seg = MRC_HDR_LEN + plen
+	local n = math.floor((total + seg - 1) / seg)
+	if total - (n - 1) * seg < MRC_HDR_LEN then
+		return 1
+	end
+	return n
+end
+
+-- dissect(tvb, pinfo, tree): the whole UDP payload as one MRC packet, or
+-- the first of a burst.
 local function dissect(tvb, pinfo, tree)
 	local reported = tvb:reported_length_remaining()
 	pinfo.cols.protocol = "MRC"
@@ -265,6 +287,13 @@ local function dissect(tvb, pinfo, tree)
 	t:add(f.ack_ev, tvb(44, 2))
 	local li = t:add(f.len, tvb(46, 2))
 	local payload_len = reported - MRC_HDR_LEN
+	local nburst = burst_count(ptype, plen, reported)
+	if nburst > 1 then
+		-- the others' headers follow, if the capture kept them
+		t:add(f.burst, nburst):set_generated()
+		t:add(f.burst_last, (psn + nburst - 1) % 4294967296):set_generated()
+		payload_len = plen
+	end
 	if plen ~= payload_len then
 		li:add_proto_expert_info(e.len, string.format(
 			"MRC len %d disagrees with the UDP payload (%d bytes after the header)",
@@ -282,6 +311,10 @@ local function dissect(tvb, pinfo, tree)
 	end
 	if ptype == T_DATA then
 		info = info .. string.format(" Len=%u", plen)
+	end
+	if nburst > 1 then
+		info = info .. string.format(" Burst=%u (to PSN %u)", nburst,
+			(psn + nburst - 1) % 4294967296)
 	end
 	if #names > 0 then
 		info = info .. " [" .. table.concat(names, ", ") .. "]"
@@ -310,7 +343,11 @@ local function dissect(tvb, pinfo, tree)
 		li:add_proto_expert_info(e.payload)
 	end
 	if tvb:len() > MRC_HDR_LEN then
-		data_dissector:call(tvb(MRC_HDR_LEN):tvb(), pinfo, tree)
+		local n = tvb:len() - MRC_HDR_LEN
+		if nburst > 1 then
+			n = math.min(n, plen)
+		end
+		data_dissector:call(tvb(MRC_HDR_LEN, n):tvb(), pinfo, tree)
 	end
 end
 
@@ -327,8 +364,12 @@ local function heuristic(tvb, pinfo, tree)
 	end
 	local ptype = tvb(1, 1):uint()
 	if tvb(0, 1):uint() ~= MRC_VERSION or not type_names[ptype] or
-	   tvb(2, 1):uint() > MRC_F_ALL or tvb(3, 1):uint() > 7 or
-	   tvb(46, 2):uint() ~= tvb:reported_length_remaining() - MRC_HDR_LEN then
+	   tvb(2, 1):uint() > MRC_F_ALL or tvb(3, 1):uint() > 7 then
+		return false
+	end
+	local total = tvb:reported_length_remaining()
+	if tvb(46, 2):uint() ~= total - MRC_HDR_LEN and
+	   burst_count(ptype, tvb(46, 2):uint(), total) == 1 then
 		return false
 	end
 	dissect(tvb, pinfo, tree)
