@@ -1362,7 +1362,7 @@ int mrc_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 		nest = nla_nest_start(msg, MRC_A_STATS_COUNTER);
 		if (!nest ||
 		    nla_put_string(msg, MRC_A_COUNTER_NAME, mrc_counter_names[i]) ||
-		    nla_put_uint(msg, MRC_A_COUNTER_VALUE, atomic64_read(&mn->counters[i])))
+		    nla_put_uint(msg, MRC_A_COUNTER_VALUE, mrc_counter_read(mn, i)))
 			goto nospace;
 		nla_nest_end(msg, nest);
 	}

@@ -72,14 +72,29 @@ struct mrc_net *mrc_pernet(const struct net *net)
 	return net_generic(net, mrc_net_id);
 }
 
+/*
+ * Per CPU, as TCP's and MPTCP's MIBs: a per-netns atomic bumped per packet
+ * from every CPU bounced one cache line between them.  Any context.
+ */
 void mrc_count(struct mrc_net *mn, enum mrc_counter c)
 {
-	atomic64_inc(&mn->counters[c]);
+	this_cpu_inc(mn->counters->v[c]);
 }
 
 void mrc_count_add(struct mrc_net *mn, enum mrc_counter c, unsigned int n)
 {
-	atomic64_add(n, &mn->counters[c]);
+	this_cpu_add(mn->counters->v[c], n);
+}
+
+/* The sum over the CPUs (a 32-bit reader may see a count mid-update). */
+u64 mrc_counter_read(struct mrc_net *mn, enum mrc_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(mn->counters, cpu)->v[c]);
+	return sum;
 }
 
 /* A UDP tunnel socket on @port; also used by netlink to move to a new port. */
@@ -428,7 +443,7 @@ static int mrc_stats_show(struct seq_file *seq, void *v)
 
 	for (i = 0; i < __MRC_C_MAX; i++)
 		seq_printf(seq, "%s %lld\n", mrc_counter_names[i],
-			   (long long)atomic64_read(&mn->counters[i]));
+			   (long long)mrc_counter_read(mn, i));
 	return 0;
 }
 
@@ -437,6 +452,9 @@ static int __net_init mrc_net_init(struct net *net)
 	struct mrc_net *mn = mrc_pernet(net);
 
 	mn->net = net;
+	mn->counters = alloc_percpu(struct mrc_counters);
+	if (!mn->counters)
+		return -ENOMEM;
 	spin_lock_init(&mn->lock);
 	mutex_init(&mn->tunnel_mutex);
 	hash_init(mn->conns);
@@ -467,8 +485,10 @@ static int __net_init mrc_net_init(struct net *net)
 	};
 	mn->rst_tokens = 20;
 	mn->rst_stamp = jiffies;
-	if (!proc_create_net_single("mrc_stats", 0444, net->proc_net, mrc_stats_show, NULL))
+	if (!proc_create_net_single("mrc_stats", 0444, net->proc_net, mrc_stats_show, NULL)) {
+		free_percpu(mn->counters);
 		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -494,6 +514,8 @@ static void __net_exit mrc_net_exit(struct net *net)
 	RCU_INIT_POINTER(mn->udp6, NULL);
 	if (sock)
 		udp_tunnel_sock_release(sock);
+	/* no receiver left (the releases waited for RCU), no socket either */
+	free_percpu(mn->counters);
 }
 
 static struct pernet_operations mrc_net_ops = {

@@ -279,7 +279,7 @@ struct mrc_net {
 	siphash_key_t		ts_key;
 	u32			rst_tokens;
 	unsigned long		rst_stamp;
-	atomic64_t		counters[__MRC_C_MAX];
+	struct mrc_counters __percpu *counters;	/* per CPU: bumped per packet */
 	struct mrc_config	cfg;
 	struct mrc_plane	planes[MRC_MAX_PLANES];
 	u8			nplanes;
@@ -614,7 +614,13 @@ void mrc_pernet_exit(void);
 int mrc_tunnel_get(struct mrc_net *mn, int family);
 struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port);
 struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family);
+/* Per-CPU counters of a namespace (mrc_count()), summed when read */
+struct mrc_counters {
+	u64	v[__MRC_C_MAX];
+};
+
 void mrc_count(struct mrc_net *mn, enum mrc_counter c);
+u64 mrc_counter_read(struct mrc_net *mn, enum mrc_counter c);
 void mrc_count_add(struct mrc_net *mn, enum mrc_counter c, unsigned int n);
 int mrc_hash_conn(struct mrc_sock *msk);
 void mrc_unhash_conn(struct mrc_sock *msk);
