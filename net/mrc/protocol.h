@@ -250,6 +250,11 @@ struct mrc_plane {
 	u32		up_events;
 };
 
+/* Per-CPU counters of a namespace (mrc_count()), summed when read */
+struct mrc_counters {
+	u64	v[__MRC_C_MAX];
+};
+
 /**
  * struct mrc_net - per network namespace state
  * @lock: guards writers of @conns and @ports, @udp4/@udp6 creation
@@ -614,11 +619,6 @@ void mrc_pernet_exit(void);
 int mrc_tunnel_get(struct mrc_net *mn, int family);
 struct socket *mrc_tunnel_create(struct mrc_net *mn, int family, u16 port);
 struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family);
-/* Per-CPU counters of a namespace (mrc_count()), summed when read */
-struct mrc_counters {
-	u64	v[__MRC_C_MAX];
-};
-
 void mrc_count(struct mrc_net *mn, enum mrc_counter c);
 u64 mrc_counter_read(struct mrc_net *mn, enum mrc_counter c);
 void mrc_count_add(struct mrc_net *mn, enum mrc_counter c, unsigned int n);

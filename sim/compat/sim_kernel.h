@@ -38,6 +38,7 @@ typedef __u64 __be64;
 
 #define __user
 #define __rcu
+#define __percpu
 #define __must_check
 #define __packed __attribute__((__packed__))
 #ifndef __cplusplus
