@@ -1214,42 +1214,34 @@ static struct mrc_sock *mrc_rcv_lookup(struct mrc_net *mn, struct sk_buff *skb)
 static void mrc_rcv_list(struct mrc_net *mn, struct sk_buff *segs)
 {
 	struct sk_buff_head batch, one;
-	struct mrc_sock *msk = NULL;
+	struct mrc_sock *msk = NULL, *other;
 	struct sk_buff *skb, *next;
 	bool looked = false;
 	__be32 id = 0;
 
 	__skb_queue_head_init(&batch);
 	skb_list_walk_safe(segs, skb, next) {
-		const struct mrchdr *h;
+		__be32 dst_id;
 
 		skb_mark_not_on_list(skb);
 		if (!mrc_rcv_check(mn, skb))
 			continue;
-		h = (const struct mrchdr *)skb->data;
+		dst_id = ((const struct mrchdr *)skb->data)->dst_id;
 		if (!looked) {
 			looked = true;
-			id = h->dst_id;
+			id = dst_id;
 			msk = mrc_rcv_lookup(mn, skb);
 			if (msk)
 				__skb_queue_tail(&batch, skb);
-			continue;
-		}
-		if (msk && id && h->dst_id == id) {
+		} else if (msk && dst_id && dst_id == id) {
 			__skb_queue_tail(&batch, skb);
-			continue;
-		}
-		__skb_queue_head_init(&one);
-		if (!id || h->dst_id != id) {
-			struct mrc_sock *other = mrc_rcv_lookup(mn, skb);
-
+		} else {
+			other = mrc_rcv_lookup(mn, skb);
 			if (other) {
+				__skb_queue_head_init(&one);
 				__skb_queue_tail(&one, skb);
 				mrc_sock_rcv(mn, &other->sk, &one);
 			}
-		} else {
-			/* the first one's connection was not found either */
-			mrc_drop(mn, skb, MRC_C_RX_DROP_NOCONN);
 		}
 	}
 	if (msk)

@@ -374,6 +374,36 @@ static void mrc_send_copies(struct mrc_sock *msk, struct sk_buff *seg, int first
 	}
 }
 
+/* A transmission of the segment of @cb on EV slot @ev_idx, at @now_us. */
+static void mrc_mark_sent(struct mrc_sock *msk, struct mrc_skb_cb *cb, int ev_idx, u64 now_us)
+{
+	struct mrc_ev *ev = &msk->evs[ev_idx];
+
+	cb->sent = 1;
+	cb->sent_us = now_us;
+	cb->ev_idx = ev_idx;
+	cb->ev_port = ev->port;
+	/* saturates: a count that wrapped to 1 would stop the loss walk early */
+	if (cb->tx_count < U8_MAX)
+		cb->tx_count++;
+	ev->sent++;
+	ev->in_flight++;
+}
+
+/* send_head went out for the first time, with the next PSN. */
+static void mrc_send_head_sent(struct mrc_sock *msk)
+{
+	struct sk_buff_head *q = &msk->sk.sk_write_queue;
+	struct sk_buff *skb = msk->send_head;
+
+	/* from idle: the user timeout counts from now (mrc_user_deadline()) */
+	if (msk->snd_una == msk->snd_nxt)
+		msk->xmit_stamp = jiffies;
+	msk->snd_nxt++;
+	msk->in_flight++;
+	msk->send_head = skb_queue_is_last(q, skb) ? NULL : skb_queue_next(q, skb);
+}
+
 /**
  * mrc_xmit() - (re)transmit one queued segment on an entropy value
  * @msk: connection (socket lock held)
@@ -393,15 +423,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	skb = mrc_build_data(msk, seg);
 	if (!skb)
 		return -ENOBUFS;
-	cb->sent = 1;
-	cb->sent_us = mrc_clock_us();
-	cb->ev_idx = ev_idx;
-	cb->ev_port = ev->port;
-	/* saturates: a count that wrapped to 1 would stop the loss walk early */
-	if (cb->tx_count < U8_MAX)
-		cb->tx_count++;
-	ev->sent++;
-	ev->in_flight++;
+	mrc_mark_sent(msk, cb, ev_idx, mrc_clock_us());
 	err = mrc_send_packet(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn));
 	if (err) {
 		/* nothing left (no route, no tunnel): as if never tried */
@@ -426,19 +448,10 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
  */
 int mrc_send_new(struct mrc_sock *msk, int ev_idx)
 {
-	struct sk_buff *skb = msk->send_head;
-	struct sock *sk = &msk->sk;
-
-	MRC_SKB_CB(skb)->psn = msk->snd_nxt;
-	if (mrc_xmit(msk, skb, ev_idx))
+	MRC_SKB_CB(msk->send_head)->psn = msk->snd_nxt;
+	if (mrc_xmit(msk, msk->send_head, ev_idx))
 		return -ENOBUFS;
-	/* from idle: the user timeout counts from now (mrc_user_deadline()) */
-	if (msk->snd_una == msk->snd_nxt)
-		msk->xmit_stamp = jiffies;
-	msk->snd_nxt++;
-	msk->in_flight++;
-	msk->send_head = skb_queue_is_last(&sk->sk_write_queue, skb) ?
-			 NULL : skb_queue_next(&sk->sk_write_queue, skb);
+	mrc_send_head_sent(msk);
 	return 0;
 }
 
@@ -512,12 +525,10 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
  */
 static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 {
-	struct sk_buff_head *q = &msk->sk.sk_write_queue;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
 	struct sk_buff *seg, *skb;
 	unsigned int off = 0, total = 0;
 	struct mrchdr h0, h;
-	bool idle = msk->snd_una == msk->snd_nxt;
 	u64 now;
 	u32 i;
 	int err;
@@ -567,23 +578,12 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 	msk->stats.packets_sent += n;
 	now = mrc_clock_us();
 	for (i = 0; i < n; i++) {
-		struct mrc_skb_cb *cb;
+		struct mrc_skb_cb *cb = MRC_SKB_CB(msk->send_head);
 
-		seg = msk->send_head;
-		cb = MRC_SKB_CB(seg);
-		cb->psn = msk->snd_nxt++;
-		cb->sent = 1;
-		cb->sent_us = now;
-		cb->ev_idx = ev_idx;
-		cb->ev_port = ev->port;
-		cb->tx_count++;
-		msk->in_flight++;
-		msk->send_head = skb_queue_is_last(q, seg) ? NULL : skb_queue_next(q, seg);
+		cb->psn = msk->snd_nxt;
+		mrc_mark_sent(msk, cb, ev_idx, now);
+		mrc_send_head_sent(msk);
 	}
-	ev->sent += n;
-	ev->in_flight += n;
-	if (idle)
-		msk->xmit_stamp = jiffies;
 	return 0;
 }
 
