@@ -8,7 +8,6 @@
 #ifndef MRC_SIM_KERNEL_CONSTANTS_H
 #define MRC_SIM_KERNEL_CONSTANTS_H
 
-#define MRC_REO_MIN_US			4000	/* input.c */
 #define MRC_SAME_EV_TOLERANCE_US	200	/* input.c */
 #define MRC_DELACK_US			1000	/* timer.c */
 #define MRC_RTO_SLACK_US		10000	/* timer.c */

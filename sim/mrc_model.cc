@@ -84,7 +84,7 @@ SimPacket *MrcFlow::packet(PacketKind k, bool fromSender, u16 port)
 	return p;
 }
 
-// output.c: mrc_ev_or_fallback(), mrc_pick_ev()
+// ev_sock.c: mrc_ev_or_fallback(), mrc_pick_ev()
 static int evOrFallback(int idx, int avoid)
 {
 	return idx >= 0 ? idx : avoid >= 0 ? avoid : 0;
@@ -95,7 +95,7 @@ int MrcFlow::pickEv(int avoid)
 	return evOrFallback(mrc_ev_pick(evs.data(), evs.size(), avoid), avoid);
 }
 
-// output.c: mrc_ev_of()
+// ev_sock.c: mrc_ev_of()
 struct mrc_ev *MrcFlow::evOf(const Segment &s)
 {
 	if (!s.sent || s.evIdx >= evs.size())
@@ -134,11 +134,13 @@ void MrcFlow::probeRetired()
 {
 	unsigned long interval = prm.probeIntervalMs, now = sim_jiffies();
 
-	for (auto &ev : evs) {
+	for (size_t i = 0; i < evs.size(); i++) {
+		struct mrc_ev &ev = evs[i];
+
 		if (ev.state != MRC_EV_RETIRED || time_before(now, ev.next_probe))
 			continue;
-		if (ev.probe_backoff < 6)
-			ev.probe_backoff++;
+		ev.probe_backoff = std::min<u8>(ev.probe_backoff + 1,
+						mrc_ev_probe_backoff_max(evs.data(), evs.size(), i));
 		ev.next_probe = now + std::max(1UL, interval << ev.probe_backoff);
 		SimPacket *p = packet(PacketKind::MrcProbe, true, ev.port);
 
@@ -221,26 +223,44 @@ void MrcFlow::rackFire()
 	armRto();
 }
 
-// input.c: mrc_retire_ev()
+// ev_sock.c: mrc_retire_ev()
 void MrcFlow::retireEv(int idx)
 {
 	unsigned long probe = sim_jiffies() + std::max(1UL, (unsigned long)prm.probeIntervalMs);
 
-	mrc_ev_retire(evs.data(), evs.size(), idx, &range, &evBorn, probe);
+	u8 path = evs[idx].path;
+	bool silent = mrc_ev_path_silent(evs.data(), evs.size(), path, rtt.srtt_us);
+
+	mrc_ev_retire(evs.data(), evs.size(), idx, &range, &evBorn, probe, !silent);
 	stats.retired++;
+	for (size_t i = 0; silent && i < evs.size(); i++) {
+		if (evs[i].state != MRC_EV_ACTIVE || evs[i].path != path)
+			continue;
+		mrc_ev_retire(evs.data(), evs.size(), i, &range, &evBorn, probe, false);
+		stats.retired++;
+	}
 }
 
 // input.c: mrc_seg_delivered()
-u32 MrcFlow::segDelivered(Segment &s, u16 cePort)
+u32 MrcFlow::segDelivered(Segment &s, u16 cePort, u32 tsecr)
 {
 	struct mrc_ev *ev = evOf(s);
 	bool ce = cePort && s.evPort == cePort;
 
-	newest_delivered_tx_us = std::max(newest_delivered_tx_us, s.sentUs);
+	if (ev && ev->in_flight && !s.lost)
+		ev->in_flight--;
+	if (!mrc_ev_delivery_known(std::min<u32>(s.txCount, 255), s.sentUs, clockUs(),
+				   rtt.min_rtt_us,
+				   tsecr && mrc_ts_before(tsecr, mrc_ts_clock(0, s.sentUs - MRC_EIFEL_SLACK_US)))) {
+		reo_spurious = true;
+		return ce;
+	}
+	if (s.sentUs >= newest_delivered_tx_us) {
+		newest_delivered_tx_us = s.sentUs;
+		rack_rtt_us = clockUs() - s.sentUs;
+	}
 	if (!ev)
 		return ce;
-	if (ev->in_flight && !s.lost)
-		ev->in_flight--;
 	mrc_ev_echoed(ev, sim_jiffies());
 	mrc_ev_delivered(ev, s.sentUs, ce, rtt.srtt_us);
 	return ce;
@@ -249,7 +269,7 @@ u32 MrcFlow::segDelivered(Segment &s, u16 cePort)
 // input.c: mrc_detect_losses()
 void MrcFlow::detectLosses(u64 now)
 {
-	u32 reo = std::max<u32>(rtt.srtt_us / 4, MRC_REO_MIN_US);
+	u32 reo = mrc_rack_reo_us(rtt.srtt_us, reo_mult);
 	u32 slowest = rtt.srtt_us;
 	u64 rackAt = U64_MAX;
 	bool congested = false;
@@ -262,9 +282,9 @@ void MrcFlow::detectLosses(u64 now)
 		if (!s.sent || s.sacked || s.lost)
 			continue;
 		struct mrc_ev *ev = evOf(s);
-		u32 expect = ev && ev->srtt_us ? ev->srtt_us : slowest;
+		u32 expect = mrc_rack_expect_us(ev && ev->srtt_us ? ev->srtt_us : slowest,
+						rack_rtt_us);
 
-		expect += expect / 4;
 		bool samePath = ev && ev->delivered &&
 				mrc_ev_loss_same_path(s.sentUs, ev->last_delivered_tx_us,
 						      MRC_SAME_EV_TOLERANCE_US);
@@ -292,8 +312,8 @@ void MrcFlow::detectLosses(u64 now)
 	armRack(rackAt == U64_MAX ? 0 : rackAt - now + 1);
 }
 
-// input.c: mrc_ack_rcv() with mrc_sack_rcv(), mrc_probe_answered() and
-// mrc_unmark_lost()
+// input.c: mrc_ack_rcv() with mrc_sack_rcv(), mrc_unmark_lost() and
+// ev_sock.c's mrc_probe_answered()
 void MrcFlow::ackRcv(const SimPacket &h)
 {
 	struct mrc_cc_params ccp = {prm.dctcpShift, prm.delayTargetUs, MRC_ACK_MAX_CWND};
@@ -309,6 +329,7 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		for (size_t i = 0; i < evs.size(); i++) {
 			if (evs[i].state != MRC_EV_RETIRED || evs[i].port != h.ackEv)
 				continue;
+			mrc_ev_path_revived(evs.data(), evs.size(), evs[i].path, sim_jiffies());
 			mrc_ev_readmit(evs.data(), evs.size(), i, evs.size() / 2);
 			stats.readmitted++;
 			break;
@@ -318,7 +339,7 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		Segment &s = queue.front();
 
 		if (!s.sacked) {
-			ce += segDelivered(s, cePort);
+			ce += segDelivered(s, cePort, h.tsecr);
 			delivered++;
 			if (!s.lost)
 				in_flight--;
@@ -347,6 +368,8 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		if (!mrc_psn_before(ack, cc_round_end)) {
 			roundDone = true;
 			cc_round_end = snd_nxt;
+			mrc_rack_reo_round(&reo_mult, &reo_quiet, reo_spurious);
+			reo_spurious = false;
 		}
 	}
 	if (h.sack) {
@@ -357,7 +380,7 @@ void MrcFlow::ackRcv(const SimPacket &h)
 				break;
 			if (!off || !(h.sack & (1ULL << (off - 1))) || s.sacked)
 				continue;
-			ce += segDelivered(s, cePort);
+			ce += segDelivered(s, cePort, h.tsecr);
 			delivered++;
 			s.sacked = true;
 			if (!s.lost)
@@ -430,7 +453,7 @@ void MrcFlow::rtoFire()
 		armRto();
 }
 
-// input.c: mrc_echo_rcv()
+// ev_sock.c: mrc_echo_rcv()
 void MrcFlow::echoRcv(struct mrc_ev *e, u16 cap, u16 port, u32 tsecr, u16 &echoPort,
 		      u32 &echoTsecr)
 {

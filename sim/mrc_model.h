@@ -5,9 +5,9 @@
  * (compiled unmodified, see Makefile): EV choice, EV quality, loss
  * inference predicates, retirement, re-admission, the window, the RTT and
  * RTO, the SACK field.  What this file holds is the glue the kernel keeps
- * in input.c, output.c and timer.c around those calls (queue walks, timer
- * arming), restated over a deque of segments instead of an skb queue; each
- * function names the kernel function it follows.
+ * in input.c, output.c, ev_sock.c and timer.c around those calls (queue
+ * walks, timer arming), restated over a deque of segments instead of an skb
+ * queue; each function names the kernel function it follows.
  */
 #ifndef MRC_SIM_MRC_MODEL_H
 #define MRC_SIM_MRC_MODEL_H
@@ -75,9 +75,9 @@ private:
 		bool sacked, lost, sent;
 		uint8_t txCount;
 	};
-	// sender (input.c, output.c, timer.c)
+	// sender (input.c, output.c, ev_sock.c, timer.c)
 	void ackRcv(const SimPacket &h);
-	u32 segDelivered(Segment &s, u16 cePort);
+	u32 segDelivered(Segment &s, u16 cePort, u32 tsecr);
 	void detectLosses(u64 nowUs);
 	void retireEv(int idx);
 	void push();
@@ -117,6 +117,9 @@ private:
 	bool rto_verdict_due = false;
 	u32 rto_tsval = 0;
 	u64 newest_delivered_tx_us = 0;
+	u32 rack_rtt_us = 0;
+	u8 reo_mult = 1, reo_quiet = 0;
+	bool reo_spurious = false;
 	u16 snd_echo_port = 0;
 	u32 snd_echo_tsecr = 0;
 	u32 snd_last_tsval = 0;

@@ -93,8 +93,8 @@ struct proto mrc_proto = {
 	.sockets_allocated	= &mrc_sockets_allocated,
 	.memory_pressure	= &mrc_memory_pressure,
 	.sysctl_mem	= mrc_mem,
-	.sysctl_wmem	= &mrc_wmem_min,
-	.sysctl_rmem	= &mrc_rmem_min,
+	.sysctl_wmem	= &mrc_wmem[0],
+	.sysctl_rmem	= &mrc_rmem[0],
 };
 
 static int mrc_create(struct net *net, struct socket *sock, int protocol, int kern)

@@ -185,9 +185,12 @@ static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u6
 	}
 }
 
-/* Smooth weighted round robin over the active EVs that pass @filter. */
+/*
+ * Smooth weighted round robin over the active EVs that pass @filter and are
+ * not on @skip_path (-1: any path).
+ */
 static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filter filter,
-		       u64 since)
+		       u64 since, int skip_path)
 {
 	s32 total = 0;
 	int i, best = -1;
@@ -195,7 +198,8 @@ static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filte
 	for (i = 0; i < cap; i++) {
 		struct mrc_ev *ev = &evs[i];
 
-		if (ev->state != MRC_EV_ACTIVE || i == avoid || !mrc_ev_passes(ev, filter, since))
+		if (ev->state != MRC_EV_ACTIVE || i == avoid || ev->path == skip_path ||
+		    !mrc_ev_passes(ev, filter, since))
 			continue;
 		ev->swrr += ev->weight;
 		total += ev->weight;
@@ -221,7 +225,7 @@ static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filte
  */
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ANY, 0);
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ANY, 0, -1);
 
 	if (best < 0)
 		return avoid >= 0 && avoid < cap && evs[avoid].state == MRC_EV_ACTIVE ?
@@ -240,14 +244,40 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick);
  * path dies, a share of the replacements lands on it.  New data may take
  * that chance, which is how paths are found; a retransmission, which the
  * receiver's in-order delivery may be waiting for, goes on an EV that has
- * already delivered, if any is active.
+ * already delivered, if any is active, else on one the peer echoed around
+ * its newest echo (mrc_ev_echoed()).
  * Return: slot index, or -1 when no EV is active.
  */
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_PROVEN, 0);
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_PROVEN, 0, -1);
+	unsigned long newest = 0;
+	bool echoed = false;
+	u16 i;
 
-	return best >= 0 ? best : mrc_ev_pick(evs, cap, avoid);
+	if (best >= 0)
+		return best;
+	/*
+	 * Nothing delivered: a peer that only receives, resending its FIN.
+	 * The EVs its peer echoed last reach it; with a plane dead, half of
+	 * the others do not, and a FIN lost on each try outlived the orphan.
+	 */
+	for (i = 0; i < cap; i++) {
+		const struct mrc_ev *ev = &evs[i];
+
+		if (ev->state == MRC_EV_ACTIVE && i != avoid && ev->echoed &&
+		    (!echoed || time_after(ev->echoed_at, newest))) {
+			newest = ev->echoed_at;
+			echoed = true;
+		}
+	}
+	if (echoed) {
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ECHOED,
+				   newest - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS), -1);
+		if (best >= 0)
+			return best;
+	}
+	return mrc_ev_pick(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
 
@@ -262,14 +292,25 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  * now; one that merely delivered once may share the lost packet's dead path
  * (a whole plane going silent leaves its EVs proven, at full weight, until
  * each loses a packet of its own), and a resend lost again costs the
- * receiver another round of loss inference or an RTO.  Falls back to
- * mrc_ev_pick_retransmit().
+ * receiver another round of loss inference or an RTO.
+ *
+ * Such an EV on another path than @avoid's comes first.  A loss is found
+ * about 1.5 RTTs after its send, before any rule can tell a dead plane from
+ * a queue's drop: the plane's other EVs had delivered what was sent just
+ * before it died, so they still looked alive, and the first resends of a
+ * leaf's failure went back onto its plane and were lost again, a second
+ * round that doubled the gap (planes.sh).  Another path costs a queue's
+ * drop nothing.  Falls back to any path, then mrc_ev_pick_retransmit().
  * Return: slot index, or -1 when no EV is active.
  */
 int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us);
+	int best = -1;
 
+	if (avoid >= 0 && avoid < cap)
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, evs[avoid].path);
+	if (best < 0)
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, -1);
 	return best >= 0 ? best : mrc_ev_pick_retransmit(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit_alive);
@@ -302,7 +343,7 @@ int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since,
 			  mrc_ev_passes(&evs[i], MRC_EV_ECHOED, since);
 	if (echoed < MRC_EV_ACK_MIN_ECHOED)
 		return mrc_ev_pick(evs, cap, avoid);
-	return mrc_ev_swrr(evs, cap, avoid, MRC_EV_ECHOED, since);
+	return mrc_ev_swrr(evs, cap, avoid, MRC_EV_ECHOED, since, -1);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_ack);
 
@@ -454,33 +495,122 @@ bool mrc_ev_rto_lost(struct mrc_ev *ev, u32 retire_losses, unsigned int rtos)
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_rto_lost);
 
 /**
- * mrc_ev_retire() - take an EV out of use and replace it with a fresh port
+ * mrc_ev_path_silent() - has a path stopped delivering while another works?
+ * @evs: slots
+ * @cap: number of slots
+ * @path: the path
+ * @ref_rtt_us: the connection's smoothed RTT
+ *
+ * Compares send times, not clocks: the newest packet any EV of @path
+ * delivered against the newest an active EV of another path delivered.
+ * A path that works lags the others by the difference of their RTTs;
+ * one that went silent (a dead leaf or plane that says nothing) falls
+ * behind without bound.  The margin, four of the larger of the path's own
+ * RTT and the connection's, keeps a slower working path from looking
+ * silent.  With no other path working (one plane, or all silent) nothing
+ * is silent: a replacement is then the only way to find a way through.
+ * Return: true when another path delivered packets sent more than the
+ * margin after anything @path delivered.
+ */
+bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us)
+{
+	u64 newest = 0, newest_other = 0;
+	u32 rtt = ref_rtt_us;
+	u16 i;
+
+	for (i = 0; i < cap; i++) {
+		const struct mrc_ev *ev = &evs[i];
+
+		if (ev->state == MRC_EV_FREE)
+			continue;
+		if (ev->path == path) {
+			newest = max(newest, ev->last_delivered_tx_us);
+			rtt = max(rtt, ev->srtt_us);
+		} else if (ev->state == MRC_EV_ACTIVE) {
+			newest_other = max(newest_other, ev->last_delivered_tx_us);
+		}
+	}
+	return newest_other > newest + 4 * (u64)rtt;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_path_silent);
+
+/* The retired EV of @path that probes it while none of its EVs is active. */
+static int mrc_ev_path_scout(const struct mrc_ev *evs, u16 cap, u8 path)
+{
+	u16 i;
+
+	for (i = 0; i < cap; i++)
+		if (evs[i].state == MRC_EV_RETIRED && evs[i].path == path)
+			return i;
+	return -1;
+}
+
+/*
+ * @path lost its last active EV: its scout probes by @next_probe at the
+ * latest, with the scout's short backoff, whatever it had backed off to.
+ */
+static void mrc_ev_scout_soon(struct mrc_ev *evs, u16 cap, u8 path, unsigned long next_probe)
+{
+	int scout;
+
+	if (mrc_ev_path_active(evs, cap, path))
+		return;
+	scout = mrc_ev_path_scout(evs, cap, path);
+	if (scout < 0)
+		return;
+	if (time_after(evs[scout].next_probe, next_probe))
+		evs[scout].next_probe = next_probe;
+	if (evs[scout].probe_backoff > MRC_EV_SCOUT_BACKOFF)
+		evs[scout].probe_backoff = MRC_EV_SCOUT_BACKOFF;
+}
+
+/**
+ * mrc_ev_retire() - take an EV out of use, maybe replace it with a fresh port
  * @evs: slots
  * @cap: number of slots
  * @idx: the EV to retire
  * @range: source port range for the replacement
  * @born: the connection's slot-age counter
  * @next_probe: when to probe the retired EV first (jiffies)
+ * @replace: bring in a fresh EV on the same path
  *
- * The replacement goes to a free slot, else to the slot of the longest
- * retired EV, which is forgotten.
- * Return: slot of the replacement, or -1 if none could be made.
+ * The replacement goes to a free slot, else to the slot of the retired EV
+ * activated first, which is forgotten, but never to one of a path with no
+ * active EV: that path comes back only through its retired EVs' probes,
+ * and with them forgotten it never would.  The caller replaces no EV of a
+ * silent path (mrc_ev_path_silent()) and retires the path's other active
+ * EVs with it: every replacement there lost what it carried in turn, a
+ * churn that kept some EV always fresh, so bursts at their shortest and
+ * holes for the receiver to wait on, and held the working plane to a
+ * seventh of its rate (planes.sh).  The retired EVs are probed instead,
+ * and an answer brings the path back (mrc_ev_path_revived()).
+ * Return: slot of the replacement, or -1 if none was made.
  */
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
-		  u32 *born, unsigned long next_probe)
+		  u32 *born, unsigned long next_probe, bool replace)
 {
+	u64 active_paths = 0;
 	int i, slot = -1;
 
 	evs[idx].state = MRC_EV_RETIRED;
 	evs[idx].next_probe = next_probe;
 	evs[idx].probe_backoff = 0;
 	evs[idx].swrr = 0;
+	if (!replace) {
+		mrc_ev_scout_soon(evs, cap, evs[idx].path, next_probe);
+		return -1;
+	}
+	for (i = 0; i < cap; i++)
+		if (evs[i].state == MRC_EV_ACTIVE)
+			active_paths |= BIT_ULL(evs[i].path % 64);
 	for (i = 0; i < cap; i++) {
 		if (evs[i].state == MRC_EV_FREE) {
 			slot = i;
 			break;
 		}
+		/* a path with no active EV comes back only through its probes */
 		if (i != idx && evs[i].state == MRC_EV_RETIRED &&
+		    (active_paths & BIT_ULL(evs[i].path % 64)) &&
 		    (slot < 0 || evs[i].born < evs[slot].born))
 			slot = i;
 	}
@@ -492,6 +622,56 @@ int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_rang
 	return slot;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_retire);
+
+/**
+ * mrc_ev_probe_backoff_max() - how far a retired EV's probe interval grows
+ * @evs: slots
+ * @cap: number of slots
+ * @idx: the retired EV
+ *
+ * Retired EVs back off to 64 intervals (3.2 s by default): while their
+ * path has active EVs, it carries the traffic and nothing waits on them.
+ * A path with none (its EVs retired and not replaced, mrc_ev_retire())
+ * comes back only through a probe's answer, so one of its EVs, the scout,
+ * keeps probing every MRC_EV_SCOUT_BACKOFF doublings: a heal is seen
+ * within that (400 ms by default), at the cost of one probe per path, not
+ * one per EV.
+ * Return: the largest probe_backoff for @idx.
+ */
+u8 mrc_ev_probe_backoff_max(const struct mrc_ev *evs, u16 cap, int idx)
+{
+	u8 path = evs[idx].path;
+
+	if (!mrc_ev_path_active(evs, cap, path) && mrc_ev_path_scout(evs, cap, path) == idx)
+		return MRC_EV_SCOUT_BACKOFF;
+	return MRC_EV_PROBE_BACKOFF;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_probe_backoff_max);
+
+/**
+ * mrc_ev_path_revived() - a path with no active EV answered a probe
+ * @evs: slots
+ * @cap: number of slots
+ * @path: the path
+ * @now: jiffies
+ *
+ * Call before re-admitting the EV that was answered: when @path had no
+ * active EV, its other retired EVs are probed at once, so the path gets
+ * its share back within an RTT, not over their backed-off intervals.
+ * Return: true when @path had no active EV.
+ */
+bool mrc_ev_path_revived(struct mrc_ev *evs, u16 cap, u8 path, unsigned long now)
+{
+	u16 i;
+
+	if (mrc_ev_path_active(evs, cap, path))
+		return false;
+	for (i = 0; i < cap; i++)
+		if (evs[i].state == MRC_EV_RETIRED && evs[i].path == path)
+			evs[i].next_probe = now;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_path_revived);
 
 /**
  * mrc_ev_readmit() - a retired EV answered a probe: use it again

@@ -15,6 +15,9 @@ struct mrc_ev;
 /* How long an echo keeps an EV trusted for ACKs, and one ACK in how many explores */
 #define MRC_EV_ECHO_TRUST_MS	50
 #define MRC_EV_ACK_EXPLORE	16
+/* Probe interval doublings of a retired EV, and of a silent path's scout */
+#define MRC_EV_PROBE_BACKOFF	6
+#define MRC_EV_SCOUT_BACKOFF	3
 
 /**
  * struct mrc_ev_range - where fresh EVs come from
@@ -46,8 +49,11 @@ void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
 void mrc_ev_echoed(struct mrc_ev *ev, unsigned long now);
 bool mrc_ev_rto_lost(struct mrc_ev *ev, u32 retire_losses, unsigned int rtos);
+bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
-		  u32 *born, unsigned long next_probe);
+		  u32 *born, unsigned long next_probe, bool replace);
+u8 mrc_ev_probe_backoff_max(const struct mrc_ev *evs, u16 cap, int idx);
+bool mrc_ev_path_revived(struct mrc_ev *evs, u16 cap, u8 path, unsigned long now);
 int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count);
 u16 mrc_ev_active_count(const struct mrc_ev *evs, u16 cap);
 void mrc_evs_spread(struct mrc_ev *evs, u16 cap, u8 npaths, unsigned long now);
@@ -68,13 +74,91 @@ static inline bool mrc_ev_loss_same_path(u64 tx_us, u64 delivered_tx_us, u32 tol
 	return delivered_tx_us > tx_us + tolerance_us;
 }
 
+/*
+ * A resend's header takes its timestamp a moment before the send time is
+ * recorded: an echo this much older still counts as the resend's own.
+ */
+#define MRC_EIFEL_SLACK_US	1000
+
+/**
+ * mrc_ev_delivery_known() - was it the last transmission that arrived?
+ * @tx_count: transmissions of the segment
+ * @sent_us: when it was last sent (mrc_clock_us())
+ * @now_us: when its delivery was learnt
+ * @min_rtt_us: the connection's smallest RTT sample (0: none yet)
+ * @echo_older: the ACK that reported it echoes a packet sent before the
+ *	last transmission (Eifel, RFC 3522): the peer held the segment already
+ *
+ * A resent segment acknowledged sooner than any round trip takes, or by an
+ * ACK that a packet sent before the resend triggered, was delivered by an
+ * earlier transmission, on another EV (Karn's ambiguity; RACK's test, RFC
+ * 8985 6.2): the resend was spurious.  Credited to the resend, a delivery says that
+ * a packet sent just now arrived: every other segment resent on that EV a
+ * moment before then looks lost behind it (mrc_ev_loss_same_path()), and
+ * the EV, a working one, is retired and the window halved.  After one
+ * spurious RACK verdict on a plane's failure that cascaded over the
+ * working plane (planes.sh).
+ * Return: true when the delivery may be credited to the last send.
+ */
+static inline bool mrc_ev_delivery_known(u8 tx_count, u64 sent_us, u64 now_us, u32 min_rtt_us,
+					 bool echo_older)
+{
+	return tx_count <= 1 || (now_us >= sent_us + min_rtt_us && !echo_older);
+}
+
+/**
+ * mrc_ev_alive_since() - deliveries of packets sent after when prove an EV
+ * @sent_us: when the lost packet was sent
+ * @newest_delivered_tx_us: send time of the newest packet delivered on any EV
+ * @srtt_us: the connection's smoothed RTT
+ *
+ * A resend goes on an EV that delivered a packet sent after the lost one
+ * (mrc_ev_pick_retransmit_alive()).  But a loss is found 1.5 RTTs after its
+ * send: an EV of a plane that died a moment after the lost packet left
+ * delivered packets sent in between, and a resend on it was lost again, a
+ * second 30 ms round of recovery as plane 2 died (planes.sh).  So the EV
+ * must also have delivered something sent within a quarter RTT of the
+ * newest delivery.
+ * Return: the send time after which a delivery proves an EV alive.
+ */
+static inline u64 mrc_ev_alive_since(u64 sent_us, u64 newest_delivered_tx_us, u32 srtt_us)
+{
+	u64 recent = newest_delivered_tx_us > srtt_us / 4 ?
+		     newest_delivered_tx_us - srtt_us / 4 : 0;
+
+	return sent_us > recent ? sent_us : recent;
+}
+
+/**
+ * mrc_rack_expect_us() - how long a packet may take before RACK judges it
+ * @ev_rtt_us: the smoothed RTT of the packet's EV (the slowest path's when
+ *	the EV has none yet)
+ * @rack_rtt_us: RACK.rtt, the RTT of the packet sent last among those
+ *	delivered (RFC 8985 6.2), 0 before any
+ *
+ * 1.25 x the EV's own RTT keeps a slow path's packets from being judged by
+ * a fast path's.  RACK.rtt follows a queue that just grew: when a plane
+ * died and the other took its load at once, the EVs' smoothed RTTs, taken
+ * while it was quiet, lagged its queue, and RACK resent every other packet
+ * of the survivor that it had already delivered (half of 2076 resends were
+ * duplicates, planes.sh).
+ * Return: the expected RTT (us), before the reordering window.
+ */
+static inline u32 mrc_rack_expect_us(u32 ev_rtt_us, u32 rack_rtt_us)
+{
+	u32 expect = ev_rtt_us + ev_rtt_us / 4;
+
+	return expect > rack_rtt_us ? expect : rack_rtt_us;
+}
+
 /**
  * mrc_ev_loss_rack() - time-based loss inference across EVs (RACK-like)
  * @now_us: current time (mrc_clock_us())
  * @tx_us: send time of an outstanding packet
  * @newest_delivered_tx_us: send time of the newest packet delivered on any EV,
  *	0 when none was: earlier than any send time
- * @expected_rtt_us: RTT expected on the packet's own EV (its srtt)
+ * @expected_rtt_us: RTT expected on the packet's own EV
+ *	(mrc_rack_expect_us())
  * @reo_us: extra reordering window
  *
  * A packet is lost when something sent after it was delivered and it is
@@ -87,6 +171,72 @@ static inline bool mrc_ev_loss_rack(u64 now_us, u64 tx_us, u64 newest_delivered_
 {
 	return newest_delivered_tx_us > tx_us &&
 	       now_us > tx_us + expected_rtt_us + reo_us;
+}
+
+/*
+ * Floor of RACK's reordering window step, on top of the expected RTT
+ * (mrc_rack_expect_us()): covers timer and scheduling jitter (large under
+ * emulation).
+ */
+#define MRC_REO_MIN_US		4000
+
+/**
+ * mrc_rack_reo_us() - RACK's reordering window
+ * @srtt_us: the connection's smoothed RTT
+ * @mult: the window's multiple of its base (mrc_rack_reo_round())
+ *
+ * A quarter RTT (at least MRC_REO_MIN_US) per step, never more than the
+ * larger of one RTT and MRC_REO_MIN_US, as RFC 8985 6.2 bounds reo_wnd by
+ * SRTT; so MRC_REO_MULT_MAX steps reach the bound.  Unbounded, eight steps of
+ * the 4 ms floor on a 12 ms path added 32 ms to every verdict: a leaf that
+ * died after a few spurious resends cost 2.5 RTTs more than the 3 that
+ * planes.sh allows before its packets were resent.
+ * Return: the window (us).
+ */
+static inline u32 mrc_rack_reo_us(u32 srtt_us, u8 mult)
+{
+	u32 base = srtt_us / 4 > MRC_REO_MIN_US ? srtt_us / 4 : MRC_REO_MIN_US;
+	u32 cap = srtt_us > MRC_REO_MIN_US ? srtt_us : MRC_REO_MIN_US;
+
+	return base * mult < cap ? base * mult : cap;
+}
+
+/*
+ * RACK's reordering window: at most this many times its base.  Four
+ * quarter-RTT steps reach one RTT, the window's bound (mrc_rack_reo_us()):
+ * more steps would change nothing but how long the window takes to narrow.
+ */
+#define MRC_REO_MULT_MAX	4
+/* rounds without a spurious resend that take the window one step back */
+#define MRC_REO_QUIET_ROUNDS	16
+
+/**
+ * mrc_rack_reo_round() - adapt RACK's reordering window at a round's end
+ * @mult: the window's multiple of its base, 1..MRC_REO_MULT_MAX
+ * @quiet: rounds since the last spurious resend or step back
+ * @spurious: the round acknowledged a resend whose original had arrived
+ *	(mrc_ev_delivery_known() false)
+ *
+ * One step wider per round with a spurious resend, as RFC 8985 7.2 widens
+ * reo_wnd per round with a DSACK.  A spine shaped to 8 Mbit/s queues a
+ * packet 1.5 ms per packet ahead of it, while an EV's smoothed RTT is
+ * measured at the quiet moments: four shaped spines lost a fifth of what
+ * one connection sent to spurious verdicts, while the spines dropped
+ * 0.6 % (bench, aggregation).  One step back per MRC_REO_QUIET_ROUNDS
+ * rounds without one, not the RFC's reset after 16 recoveries: a wide
+ * window also delays the verdict on a dead path's packets, and a fabric
+ * with a stray spurious resend and few losses kept it wide for seconds,
+ * past a plane's failover bound (planes.sh).
+ */
+static inline void mrc_rack_reo_round(u8 *mult, u8 *quiet, bool spurious)
+{
+	if (spurious) {
+		*mult = *mult < MRC_REO_MULT_MAX ? *mult + 1 : MRC_REO_MULT_MAX;
+		*quiet = 0;
+	} else if (*mult > 1 && ++*quiet >= MRC_REO_QUIET_ROUNDS) {
+		(*mult)--;
+		*quiet = 0;
+	}
 }
 
 /**

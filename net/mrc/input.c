@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Receive side: validation of every packet from the UDP tunnel, demux to a
- * connection or listener, the stateless-cookie handshake, ACK and SACK
+ * connection or listener (whose handshake is in state.c), ACK and SACK
  * processing, in-order delivery and out-of-order reassembly.
  *
  * Softirq: the connection is found under RCU and referenced, then handled
  * under bh_lock_sock, or queued to the backlog while the user owns it.
  */
 #include <linux/jhash.h>
+#include <linux/unaligned.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/udp.h>
@@ -20,265 +21,34 @@
 #include "sack.h"
 #include "ev.h"
 
-static void mrc_cookie_input(struct sk_buff *skb, const struct mrchdr *h,
-			     struct mrc_cookie_in *in)
-{
-	union mrc_addr local, remote;
-
-	mrc_skb_addrs(skb, &local, &remote);
-	memset(in, 0, sizeof(*in));
-	if (local.sa.sa_family == AF_INET) {
-		in->addr[0] = remote.v4.sin_addr.s_addr;
-		in->laddr[0] = local.v4.sin_addr.s_addr;
-	} else {
-		memcpy(in->addr, &remote.v6.sin6_addr, 16);
-		memcpy(in->laddr, &local.v6.sin6_addr, 16);
-	}
-	in->sport = ntohs(h->sport);
-	in->dport = ntohs(h->dport);
-	in->client_id = ntohl(h->src_id);
-	in->client_isn = ntohl(h->psn);
-}
-
-/* SYN: answer with IDs and a cookie, keep nothing.  Listener locked. */
-static void mrc_listen_syn(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
-{
-	struct mrc_hs_payload hs;
-	struct mrc_cookie_in in;
-	struct mrc_cookie c;
-	u32 slot = mrc_cookie_slot();
-
-	if (sk_acceptq_is_full(&lsk->sk)) {
-		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
-		return;
-	}
-	mrc_cookie_input(skb, h, &in);
-	mrc_cookie_make(&lsk->mn->cookie_key, &in, slot, &c);
-	hs.cookie = cpu_to_be64(c.cookie);
-	hs.slot = htonl(slot);
-	hs.mss = htonl(65000);
-	mrc_send_synack(lsk->mn, skb, h, c.server_id, c.server_isn, &hs);
-}
-
-/* HSACK with a valid cookie: the client proved its address; make the child. */
-static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
-{
-	const struct mrc_hs_payload *hs = (const void *)(h + 1);
-	struct sock *lsock = &lsk->sk, *csk;
-	struct mrc_sock *child;
-	struct mrc_cookie_in in;
-	u32 server_isn = ntohl(h->ack_psn) - 1;
-
-	sock_owned_by_me(lsock);
-	mrc_cookie_input(skb, h, &in);
-	if (!mrc_cookie_check(&lsk->mn->cookie_key, &in, ntohl(hs->slot), mrc_cookie_slot(),
-			      ntohl(h->dst_id), server_isn, be64_to_cpu(hs->cookie))) {
-		mrc_count(lsk->mn, MRC_C_RX_DROP_COOKIE);
-		return;
-	}
-	if (sk_acceptq_is_full(lsock)) {
-		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
-		return;
-	}
-	csk = sk_alloc(sock_net(lsock), lsock->sk_family, GFP_ATOMIC, &mrc_proto, 0);
-	if (!csk)
-		return;
-	sock_init_data(NULL, csk);
-	child = mrc_sk(csk);
-	child->mn = lsk->mn;
-	mrc_sock_init(child);
-	csk->sk_type = lsock->sk_type;
-	csk->sk_sndbuf = lsock->sk_sndbuf;
-	csk->sk_rcvbuf = lsock->sk_rcvbuf;
-	child->sndbuf_init = csk->sk_sndbuf;
-	child->nodelay = lsk->nodelay;
-	child->priority = lsk->priority;
-	child->burst_max = lsk->burst_max;
-	child->user_timeout_ms = lsk->user_timeout_ms;
-	child->ev_count = lsk->ev_count;
-	/* as TCP's children (sk_clone_lock()): the listener's keepalive */
-	if (sock_flag(lsock, SOCK_KEEPOPEN))
-		sock_set_flag(csk, SOCK_KEEPOPEN);
-	child->keepidle = lsk->keepidle;
-	child->keepintvl = lsk->keepintvl;
-	child->keepcnt = lsk->keepcnt;
-	mrc_skb_addrs(skb, &child->local, &child->remote);
-	child->family = child->local.sa.sa_family;
-	/* an IPv4 connection of a dual-stack listener reads v4-mapped */
-	child->v4mapped = lsk->family == AF_INET6 && child->family == AF_INET;
-	child->local_id = ntohl(h->dst_id);
-	child->remote_id = ntohl(h->src_id);
-	child->rcv_nxt = ntohl(h->psn) + 1;
-	child->rcv_promised = child->rcv_nxt;
-	child->iss = server_isn;
-	child->snd_una = server_isn + 1;
-	child->snd_nxt = server_isn + 1;
-	child->progress_stamp = jiffies;
-	child->xmit_stamp = jiffies;
-	child->rcv_stamp = jiffies;
-	child->last_tsval = ntohl(h->tsval);
-	/* the clock our SYNACK's tsval came from: the client echoes it */
-	child->ts_offset = mrc_ts_offset(lsk->mn, child->local_id, child->remote_id);
-	child->last_ev = ntohs(udp_hdr(skb)->source);
-	child->snd_wnd = ntohl(h->rcv_wnd);
-	child->snd_wnd_max = child->snd_wnd;
-	mrc_set_state(child, MRC_STATE_ESTABLISHED);
-
-	/*
-	 * As sk_clone_lock(): the child is locked before it is hashed (softirq
-	 * finds it from then on), one level below the listener (same lockdep
-	 * class), and with BH off: from the listener's backlog this runs in
-	 * process context, where a softirq for the child on this CPU would
-	 * spin on its slock forever.  Nobody can own a child this new.
-	 */
-	local_bh_disable();
-	bh_lock_sock_nested(csk);
-	if (mrc_conn_start(child)) {
-		bh_unlock_sock(csk);
-		local_bh_enable();
-		sk_free(csk);
-		return;
-	}
-	child->parent = lsk;
-	list_add_tail(&child->accept_node, &lsk->accept_queue);
-	sk_acceptq_added(lsock);
-	mrc_send_ack(child);
-	mrc_addr_list_take(child, hs + 1, ntohs(h->len) - sizeof(*hs));
-	mrc_paths_build(child);
-	mrc_keepalive_arm(child);
-	mrc_nl_notify_conn(child, true);
-	bh_unlock_sock(csk);
-	local_bh_enable();
-	mrc_count(lsk->mn, MRC_C_CONN_ACCEPTED);
-	lsock->sk_data_ready(lsock);
-}
-
-static void mrc_listen_rcv(struct mrc_sock *lsk, struct sk_buff *skb)
+/* Addresses of a received packet, as seen by us (local = its destination). */
+void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote)
 {
 	const struct mrchdr *h = (const struct mrchdr *)skb->data;
 
-	if (h->type == MRC_T_SYN)
-		mrc_listen_syn(lsk, skb, h);
-	else if (h->type == MRC_T_HSACK)
-		mrc_listen_hsack(lsk, skb, h);
-	kfree_skb(skb);
-}
-
-/**
- * mrc_done() - the connection is over: stop, unhash, wake everyone
- * @msk: connection (socket lock held, a reference besides the table's held)
- * @err: error for the user (ECONNRESET, ETIMEDOUT...), 0 for an orderly end
- */
-void mrc_done(struct mrc_sock *msk, int err)
-{
-	struct sock *sk = &msk->sk;
-
-	sock_owned_by_me(sk);
-	if (msk->state == MRC_STATE_DONE)
-		return;
-	if (msk->remote_id && msk->state != MRC_STATE_SYN_SENT)
-		mrc_nl_notify_conn(msk, false);
-	if (err) {
-		WRITE_ONCE(sk->sk_err, err);
-		WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
-	}
-	mrc_set_state(msk, MRC_STATE_DONE);
-	mrc_timers_stop(msk);
-	mrc_unhash_conn(msk);
-	mrc_write_queue_purge(sk);
-	mrc_ooo_purge(msk);
-	mrc_orphan_del(msk);
-	msk->send_head = NULL;
-	msk->in_flight = 0;
-	sk->sk_state_change(sk);
-	if (err)
-		sk_error_report(sk);
-	sk->sk_write_space(sk);
-}
-
-static void mrc_our_fin_acked(struct mrc_sock *msk)
-{
-	switch (msk->state) {
-	case MRC_STATE_FIN_WAIT:
-		/* an orphan still waits (bounded) to acknowledge the peer's FIN */
-		if (msk->fin_received)
-			mrc_done(msk, 0);
-		break;
-	case MRC_STATE_CLOSING:
-		mrc_done(msk, 0);
-		break;
+	memset(local, 0, sizeof(*local));
+	memset(remote, 0, sizeof(*remote));
+	if (ip_hdr(skb)->version == 4) {
+		local->v4.sin_family = AF_INET;
+		local->v4.sin_addr.s_addr = ip_hdr(skb)->daddr;
+		local->v4.sin_port = h->dport;
+		remote->v4.sin_family = AF_INET;
+		remote->v4.sin_addr.s_addr = ip_hdr(skb)->saddr;
+		remote->v4.sin_port = h->sport;
+	} else {
+		local->v6.sin6_family = AF_INET6;
+		local->v6.sin6_addr = ipv6_hdr(skb)->daddr;
+		local->v6.sin6_port = h->dport;
+		remote->v6.sin6_family = AF_INET6;
+		remote->v6.sin6_addr = ipv6_hdr(skb)->saddr;
+		remote->v6.sin6_port = h->sport;
+		if (ipv6_addr_type(&remote->v6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
+			remote->v6.sin6_scope_id = inet6_iif(skb);
 	}
 }
-
-/*
- * Reordering window of the time-based rule on top of 1.25 x the EV's RTT:
- * covers timer and scheduling jitter (large under emulation).
- */
-#define MRC_REO_MIN_US			4000
 
 /* Per-path reordering tolerated before the same-EV rule calls a loss. */
 #define MRC_SAME_EV_TOLERANCE_US	200
-
-static const struct mrc_ev_range *mrc_range(struct mrc_sock *msk, struct mrc_ev_range *r)
-{
-	mrc_ev_range_init(msk, r);
-	return r;
-}
-
-/* Retires EV slot @idx and brings in a fresh one. */
-void mrc_retire_ev(struct mrc_sock *msk, int idx)
-{
-	unsigned long probe = jiffies +
-		max(1UL, msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms)));
-	struct mrc_ev_range range;
-
-	/* the replacement carries the smallest share until it delivers */
-	mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born, probe);
-	mrc_probe_scan_soon(msk, probe);
-	mrc_count(msk->mn, MRC_C_EV_RETIRED);
-	trace_mrc_ev_retire(msk->local_id, msk->evs[idx].port);
-	mrc_nl_notify_ev(msk, &msk->evs[idx], true);
-}
-
-/* The EV (active or retired) that uses source port @port, or NULL. */
-static struct mrc_ev *mrc_ev_by_port(struct mrc_sock *msk, u16 port)
-{
-	u16 i;
-
-	for (i = 0; i < msk->ev_cap; i++)
-		if (msk->evs[i].state != MRC_EV_FREE && msk->evs[i].port == port)
-			return &msk->evs[i];
-	return NULL;
-}
-
-/* The echoed timestamp belongs to the packet that travelled on EV @port. */
-static void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample)
-{
-	struct mrc_ev *ev = mrc_ev_by_port(msk, port);
-
-	if (ev)
-		mrc_ev_rtt_sample(ev, sample, msk->rtt.srtt_us);
-}
-
-/*
- * Every packet of the peer names the EV of the last packet it received from
- * us (ack_ev, with that packet's tsval in tsecr): that EV's path toward the
- * peer works, which is all a receiver learns about the paths of its ACKs
- * (mrc_ev_pick_ack()).  The peer repeats one echo in all it sends until our
- * next packet arrives: one lookup per echo, not per packet.
- */
-static void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr)
-{
-	struct mrc_ev *ev;
-
-	if (!tsecr || (port == msk->echo_port && tsecr == msk->echo_tsecr))
-		return;
-	msk->echo_port = port;
-	msk->echo_tsecr = tsecr;
-	ev = mrc_ev_by_port(msk, port);
-	if (ev)
-		mrc_ev_echoed(ev, jiffies);
-}
 
 /*
  * What our next packet echoes (tsecr, ack_ev): the newest packet of the peer
@@ -294,17 +64,33 @@ static void mrc_echo_update(struct mrc_sock *msk, u32 tsval, u16 port)
 	msk->last_ev = port;
 }
 
-/* A segment was acked or sacked: credit its EV.  Return: 1 if CE-marked. */
-static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce_port)
+/*
+ * A segment was acked or sacked at @now_us by an ACK echoing @tsecr: credit
+ * its EV, unless an earlier transmission delivered it.  Return: 1 if
+ * CE-marked.
+ */
+static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce_port,
+			     u64 now_us, u32 tsecr)
 {
 	struct mrc_ev *ev = mrc_ev_of(msk, cb);
 	bool ce = ce_port && cb->ev_port == ce_port;
 
-	msk->newest_delivered_tx_us = max(msk->newest_delivered_tx_us, cb->sent_us);
+	if (ev && ev->in_flight && !cb->lost)
+		ev->in_flight--;
+	if (cb->tx_count > 1 &&
+	    !mrc_ev_delivery_known(cb->tx_count, cb->sent_us, now_us, msk->rtt.min_rtt_us,
+				   tsecr && mrc_ts_before(tsecr, mrc_tsval(msk, cb->sent_us -
+								       MRC_EIFEL_SLACK_US)))) {
+		/* the resend was spurious: RACK's window was too short */
+		msk->reo_spurious = true;
+		return ce;
+	}
+	if (cb->sent_us >= msk->newest_delivered_tx_us) {
+		msk->newest_delivered_tx_us = cb->sent_us;
+		msk->rack_rtt_us = now_us - cb->sent_us;
+	}
 	if (!ev)
 		return ce;
-	if (ev->in_flight && !cb->lost)
-		ev->in_flight--;
 	mrc_ev_echoed(ev, jiffies);
 	mrc_ev_delivered(ev, cb->sent_us, ce, msk->rtt.srtt_us);
 	return ce;
@@ -317,9 +103,11 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
  *
  * Loss inference that spraying does not fool: an outstanding packet is lost
  * when a later packet on its own EV (same path, in order) was delivered, or
- * when a packet sent after it was delivered and it is overdue by its own EV's
- * RTT plus a reordering window.  Lost packets go back to the retransmission
- * queue; an EV that loses retire_losses packets in a row is retired.
+ * when a packet sent after it was delivered and it is overdue by the larger
+ * of 1.25 x its own EV's RTT and RACK.rtt (mrc_rack_expect_us()), plus a
+ * reordering window (mrc_rack_reo_us()).  Lost packets go back to the
+ * retransmission queue; an EV that loses retire_losses packets in a row is
+ * retired.
  *
  * A packet that something later overtook but that is not overdue yet gets
  * the RACK reordering timer (RFC 8985 6.2) for when it will be: without it
@@ -330,7 +118,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
  */
 void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 {
-	u32 reo = max(msk->rtt.srtt_us / 4, MRC_REO_MIN_US);
+	u32 reo = mrc_rack_reo_us(msk->rtt.srtt_us, msk->reo_mult);
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
 	u32 slowest = msk->rtt.srtt_us;
 	u64 rack_at = U64_MAX;
@@ -371,8 +159,8 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 		bool same_path;
 
 		ev = mrc_ev_of(msk, cb);
-		expect = ev && ev->srtt_us ? ev->srtt_us : slowest;
-		expect += expect / 4;
+		expect = mrc_rack_expect_us(ev && ev->srtt_us ? ev->srtt_us : slowest,
+					    msk->rack_rtt_us);
 		same_path = ev && ev->delivered &&
 			    mrc_ev_loss_same_path(cb->sent_us, ev->last_delivered_tx_us,
 						  MRC_SAME_EV_TOLERANCE_US);
@@ -412,9 +200,12 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	mrc_arm_rack(msk, rack_at == U64_MAX ? 0 : rack_at - now_us + 1);
 }
 
-/* Marks what the SACK field covers.  Return: CE-marked deliveries. */
-static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u64 now_us, u16 ce_port,
-			u32 *delivered)
+/*
+ * Marks what the SACK field of @n words (the header's, then MRC_F_SACKX's)
+ * covers.  Return: CE-marked deliveries.
+ */
+static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, const u64 *words, unsigned int n,
+			u64 now_us, u32 tsecr, u16 ce_port, u32 *delivered)
 {
 	struct sk_buff *skb;
 	u32 ce = 0;
@@ -423,11 +214,11 @@ static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u64 now_us, u16
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 		u32 off = cb->psn - ack;
 
-		if (skb == msk->send_head || off > MRC_SACK_BITS)
+		if (skb == msk->send_head || off > n * MRC_SACK_BITS)
 			break;
-		if (!off || !(sack & (1ULL << (off - 1))) || cb->sacked)
+		if (!off || !mrc_sack_words_test(words, n, off) || cb->sacked)
 			continue;
-		ce += mrc_seg_delivered(msk, cb, ce_port);
+		ce += mrc_seg_delivered(msk, cb, ce_port, now_us, tsecr);
 		(*delivered)++;
 		cb->sacked = 1;
 		if (!cb->lost)
@@ -435,22 +226,6 @@ static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, u64 sack, u64 now_us, u16
 		cb->lost = 0;
 	}
 	return ce;
-}
-
-/* The peer answered a probe on a retired EV: that path works again. */
-static void mrc_probe_answered(struct mrc_sock *msk, u16 port)
-{
-	u16 i;
-
-	for (i = 0; i < msk->ev_cap; i++) {
-		if (msk->evs[i].state != MRC_EV_RETIRED || msk->evs[i].port != port)
-			continue;
-		mrc_ev_readmit(msk->evs, msk->ev_cap, i, mrc_path_evs(msk));
-		mrc_count(msk->mn, MRC_C_EV_READMITTED);
-		trace_mrc_ev_readmit(msk->local_id, port);
-		mrc_nl_notify_ev(msk, &msk->evs[i], false);
-		return;
-	}
 }
 
 /*
@@ -500,9 +275,14 @@ static void mrc_unmark_lost(struct mrc_sock *msk)
 	}
 }
 
-/* Cumulative ACK, SACK, window and RTT.  Return: false if the ACK is invalid. */
-static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
+/*
+ * Cumulative ACK, SACK (@sackx: MRC_F_SACKX's payload, or NULL), window and
+ * RTT.  Return: false if the ACK is invalid.
+ */
+static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *sackx)
 {
+	u64 words[1 + MRC_SACKX_WORDS];
+	unsigned int nwords = 1;
 	struct mrc_cc_params ccp = {
 		.dctcp_shift = READ_ONCE(msk->mn->cfg.dctcp_shift),
 		.delay_target_us = READ_ONCE(msk->mn->cfg.delay_target_us),
@@ -520,6 +300,17 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
 	mrc_echo_rcv(msk, ntohs(h->ack_ev), tsecr);
+	/*
+	 * A receiver's RTT, for its buffer (mrc_rcv_space_adjust()): data
+	 * echoes the tsval of our last ACK, once per ACK (as TCP's
+	 * tcp_rcv_rtt_measure_ts()).
+	 */
+	if (h->type == MRC_T_DATA && tsecr != msk->rcv_rtt_tsecr &&
+	    mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsecr, &rtt_us)) {
+		msk->rcv_rtt_tsecr = tsecr;
+		msk->rcv_rtt_us = msk->rcv_rtt_us ? msk->rcv_rtt_us - (msk->rcv_rtt_us >> 3) +
+						     (rtt_us >> 3) : rtt_us;
+	}
 	if (mrc_wnd_update_ok(msk->snd_wl_valid, ack, msk->snd_una, ntohl(h->tsval),
 			      msk->snd_wl_tsval))
 		mrc_snd_wnd_update(msk, ntohl(h->rcv_wnd), ntohl(h->tsval));
@@ -540,7 +331,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 
 		if (!cb->sacked) {
-			ce += mrc_seg_delivered(msk, cb, ce_port);
+			ce += mrc_seg_delivered(msk, cb, ce_port, now_us, tsecr);
 			delivered++;
 			if (!cb->lost)
 				msk->in_flight--;
@@ -578,11 +369,18 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		if (!mrc_psn_before(ack, msk->cc_round_end)) {
 			round_done = true;
 			msk->cc_round_end = msk->snd_nxt;
+			mrc_rack_reo_round(&msk->reo_mult, &msk->reo_quiet, msk->reo_spurious);
+			msk->reo_spurious = false;
 		}
 		sk->sk_write_space(sk);
 	}
-	if (h->sack)
-		ce += mrc_sack_rcv(msk, ack, be64_to_cpu(h->sack), now_us, ce_port, &delivered);
+	words[0] = be64_to_cpu(h->sack);
+	if (sackx) {
+		for (; nwords <= ntohs(h->len) / sizeof(u64); nwords++)
+			words[nwords] = get_unaligned_be64(sackx + (nwords - 1) * sizeof(u64));
+	}
+	if (words[0] || nwords > 1)
+		ce += mrc_sack_rcv(msk, ack, words, nwords, now_us, tsecr, ce_port, &delivered);
 	/*
 	 * RTT only from an ACK that delivers something new: a packet that
 	 * acknowledges nothing may echo a timestamp from long ago (an idle
@@ -598,6 +396,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		msk->rto_streak = 0;
 		mrc_cc_on_ack(&msk->cc, &ccp, delivered, ce, msk->rtt.srtt_us,
 			      msk->rtt.min_rtt_us, round_done);
+		mrc_sndbuf_expand(msk);
 	}
 	mrc_detect_losses(msk, now_us);
 	if (fin_acked)
@@ -616,24 +415,6 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h)
 		sk_stop_timer(sk, &msk->rto_timer);
 	}
 	return true;
-}
-
-static void mrc_fin_rcv(struct mrc_sock *msk)
-{
-	struct sock *sk = &msk->sk;
-
-	msk->fin_received = true;
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
-	if (msk->state == MRC_STATE_ESTABLISHED) {
-		mrc_set_state(msk, MRC_STATE_CLOSE_WAIT);
-	} else if (msk->state == MRC_STATE_FIN_WAIT) {
-		/* our FIN still unacked: wait for it; else we are done */
-		if (skb_queue_empty(&sk->sk_write_queue))
-			mrc_done(msk, 0);
-		else
-			mrc_set_state(msk, MRC_STATE_CLOSING);
-	}
-	sk->sk_state_change(sk);
 }
 
 /* Moves an in-order packet to the receive queue.  Consumes @skb. */
@@ -727,6 +508,36 @@ u64 mrc_ooo_sack(const struct rb_root *root, u32 rcv_nxt)
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ooo_sack);
 
+/**
+ * mrc_ooo_sack_words() - the SACK field with MRC_F_SACKX's words
+ * @root: rbtree of skbs by PSN
+ * @last: its skb of the highest PSN, or NULL
+ * @rcv_nxt: next PSN expected in order
+ * @words: 1 + MRC_SACKX_WORDS words to fill, words[0] the header's field
+ *
+ * Walks and fills nothing when nothing is held beyond the header's reach
+ * (the common case, once per pure ACK: a few PSNs reordered); else the held
+ * PSNs up to the words' reach.
+ * Return: the words to send (mrc_sack_words_used()), 1 for the header's only.
+ */
+unsigned int mrc_ooo_sack_words(const struct rb_root *root, const struct sk_buff *last,
+				u32 rcv_nxt, u64 *words)
+{
+	const unsigned int n = 1 + MRC_SACKX_WORDS;
+	struct sk_buff *skb;
+
+	if (!last || mrc_psn_in_window(MRC_SKB_CB(last)->psn, rcv_nxt + 1, MRC_SACK_BITS))
+		return 1;
+	memset(words, 0, n * sizeof(*words));
+	for (skb = skb_rb_first(root); skb; skb = skb_rb_next(skb)) {
+		if (!mrc_psn_in_window(MRC_SKB_CB(skb)->psn, rcv_nxt + 1, n * MRC_SACK_BITS))
+			break;
+		mrc_sack_words_mark(words, n, MRC_SKB_CB(skb)->psn, rcv_nxt);
+	}
+	return mrc_sack_words_used(words, n);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ooo_sack_words);
+
 /* Drops every out-of-order packet (socket lock held, or unreachable). */
 void mrc_ooo_purge(struct mrc_sock *msk)
 {
@@ -819,7 +630,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	struct sock *sk = &msk->sk;
 	u32 psn = ntohl(hdr->psn);
 	u16 len = ntohs(hdr->len);
-	bool ack_now = hdr->flags & (MRC_F_ACKNOW | MRC_F_FIN | MRC_F_PROBE);
+	bool ack_now = hdr->flags & (MRC_F_ACKNOW | MRC_F_FIN | MRC_F_PROBE), ooo = false;
 	u16 ev_port = ntohs(udp_hdr(skb)->source);
 	bool ce = mrc_skb_ce(skb);
 	struct mrc_skb_cb *cb;
@@ -914,10 +725,16 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 			msk->stats.dup_packets_received++;
 			mrc_count(msk->mn, MRC_C_RX_DUP);
 			kfree_skb(skb);
+			/* a spurious resend: its sender learns so from this echo */
+			ack_now = true;
 		} else {
 			mrc_echo_update(msk, ntohl(hdr->tsval), ev_port);
+			/* a batch ACKs once at its end anyway; a flagged packet at once */
+			if (msk->rx_batch || ack_now)
+				ack_now = true;
+			else
+				ooo = true;
 		}
-		ack_now = true;
 	}
 	if (msk->state == MRC_STATE_DONE) {
 		/* the peer's FIN completed the close: acknowledge it still */
@@ -925,49 +742,18 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 			mrc_data_ack(msk);
 		return;
 	}
-	if (ack_now || ++msk->ack_pending >= 2)
+	if (ooo) {
+		/* compressed, as TCP's SACKs: spraying reorders all the time */
+		if (++msk->ack_pending >= MRC_OOO_ACK_SEGS)
+			mrc_data_ack(msk);
+		else
+			mrc_arm_ack_timer(msk, mrc_ooo_ack_delay_us(msk->rtt.srtt_us ?:
+								     msk->rcv_rtt_us));
+	} else if (ack_now || ++msk->ack_pending >= 2) {
 		mrc_data_ack(msk);
-	else
+	} else {
 		mrc_arm_delack(msk);
-}
-
-/* Client side of the handshake.  Return: true if @h was handled. */
-static bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *h)
-{
-	struct sock *sk = &msk->sk;
-	u32 rtt_us;
-
-	if (h->type == MRC_T_SYNACK) {
-		if (msk->remote_id && msk->remote_id != ntohl(h->src_id))
-			return true;
-		memcpy(&msk->hs, h + 1, sizeof(msk->hs));
-		WRITE_ONCE(msk->remote_id, ntohl(h->src_id));
-		msk->rcv_nxt = ntohl(h->psn) + 1;
-		msk->rcv_promised = msk->rcv_nxt;
-		msk->last_tsval = ntohl(h->tsval);
-		msk->last_ev = ntohs(udp_hdr(skb)->source);
-		if (mrc_rtt_from_echo(mrc_tsval(msk, mrc_clock_us()), ntohl(h->tsecr), &rtt_us))
-			mrc_rtt_sample(&msk->rtt, rtt_us);
-		mrc_addr_list_take(msk, (const u8 *)(h + 1) + sizeof(msk->hs),
-				   ntohs(h->len) - sizeof(msk->hs));
-		mrc_send_hsack(msk);
-		return true;
 	}
-	if (!msk->remote_id || h->type == MRC_T_HSACK)
-		return true;
-	/* the server's first ACK or data: it has the connection now */
-	mrc_set_state(msk, MRC_STATE_ESTABLISHED);
-	msk->backoff = 0;
-	msk->progress_stamp = jiffies;
-	msk->rcv_stamp = jiffies;
-	sk_stop_timer(sk, &msk->rto_timer);
-	mrc_keepalive_arm(msk);
-	mrc_count(msk->mn, MRC_C_CONN_OPENED);
-	mrc_paths_build(msk);
-	mrc_nl_notify_conn(msk, true);
-	sk->sk_state_change(sk);
-	sk->sk_write_space(sk);
-	return false;
 }
 
 static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
@@ -1017,7 +803,9 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_send_ack(msk);
 		goto drop;
 	}
-	if (!mrc_ack_rcv(msk, &hdr)) {
+	/* wire.c checked the payload of MRC_F_SACKX; a control packet is linear */
+	if (!mrc_ack_rcv(msk, &hdr, hdr.type == MRC_T_ACK && (hdr.flags & MRC_F_SACKX) ?
+			 skb->data + sizeof(hdr) : NULL)) {
 		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
 		goto drop;
 	}
@@ -1047,9 +835,15 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_echo_update(msk, ntohl(hdr.tsval), ntohs(udp_hdr(skb)->source));
 	}
 	if (hdr.type == MRC_T_DATA && (hdr.len || mrc_empty_msg(&msk->sk, hdr.flags)) &&
-	    sock_flag(&msk->sk, SOCK_DEAD) &&
+	    sock_flag(&msk->sk, SOCK_DEAD) && !mrc_psn_before(ntohl(hdr.psn), msk->rcv_nxt) &&
 	    msk->state != MRC_STATE_DONE) {
-		/* new data for a socket nobody can read any more: reset, as TCP */
+		/*
+		 * New data for a socket nobody can read any more: reset, as TCP.
+		 * Not a copy of what was read (a late or spurious resend): the
+		 * peer's transfer was whole, and a RST lost on the way would
+		 * leave it waiting for our FIN forever (robustness.sh, 10 %
+		 * loss).
+		 */
 		mrc_send_ctrl(msk, MRC_T_RST, 0, NULL, 0);
 		mrc_done(msk, 0);
 		goto drop;

@@ -11,6 +11,7 @@
 #include "sack.h"
 #include "ev.h"
 #include "cc.h"
+#include "autotune.h"
 
 static void mrc_psn_wraparound_test(struct kunit *test)
 {
@@ -88,10 +89,20 @@ static void mrc_rtt_backoff_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_rtt_rto(&r, 200), 80000u);
 }
 
+/* ACKs of out-of-order data wait a twentieth of the RTT, within bounds */
+static void mrc_ooo_ack_delay_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mrc_ooo_ack_delay_us(2000), 100u);
+	KUNIT_EXPECT_EQ(test, mrc_ooo_ack_delay_us(100000), (u32)MRC_OOO_ACK_MAX_US);
+	KUNIT_EXPECT_EQ(test, mrc_ooo_ack_delay_us(50), (u32)MRC_OOO_ACK_MIN_US);
+	KUNIT_EXPECT_EQ(test, mrc_ooo_ack_delay_us(0), (u32)MRC_OOO_ACK_MAX_US);
+}
+
 static struct kunit_case mrc_rtt_cases[] = {
 	KUNIT_CASE(mrc_rtt_first_sample_test),
 	KUNIT_CASE(mrc_rtt_converges_and_clamps_test),
 	KUNIT_CASE(mrc_rtt_backoff_test),
+	KUNIT_CASE(mrc_ooo_ack_delay_test),
 	{}
 };
 
@@ -219,6 +230,16 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	/* nothing proven yet: any active EV but the one that lost it */
 	for (i = 0; i < 20; i++)
 		KUNIT_EXPECT_NE(test, mrc_ev_pick_retransmit(evs, EV_CAP, 0), 0);
+	/* a pure receiver: the EVs echoed around the newest echo, not an old one */
+	mrc_ev_echoed(&evs[1], 100);
+	mrc_ev_echoed(&evs[2], 5000);
+	mrc_ev_echoed(&evs[3], 5000 - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS) / 2);
+	for (i = 0; i < 40; i++) {
+		idx = mrc_ev_pick_retransmit(evs, EV_CAP, 0);
+		KUNIT_EXPECT_TRUE(test, idx == 2 || idx == 3);
+	}
+	for (i = 0; i < EV_CAP; i++)
+		evs[i].echoed = false;
 	/* slots 1 and 3 have delivered; 0 lost the packet, 2 is fresh */
 	evs[1].delivered = 5;
 	evs[3].delivered = 1;
@@ -239,6 +260,22 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	evs[2].last_delivered_tx_us = 150;
 	idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200);
 	KUNIT_EXPECT_TRUE(test, idx == 3 || idx == 2);
+	/* both alive: the one on another path than the lost packet's first */
+	evs[2].last_delivered_tx_us = 300;
+	evs[3].last_delivered_tx_us = 300;
+	evs[3].path = 1;
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200), 3);
+	/* none alive elsewhere: one alive on the same path */
+	evs[3].last_delivered_tx_us = 100;
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200), 2);
+	/* the lost packet's EV is gone (its slot reused): any alive EV */
+	evs[0].delivered = 1;
+	evs[0].last_delivered_tx_us = 300;
+	for (i = 0; i < 20; i++) {
+		idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, -1, 200);
+		KUNIT_EXPECT_TRUE(test, idx == 0 || idx == 2);
+	}
 }
 
 /* ACKs go on EVs the peer echoed lately, any EV when too few were. */
@@ -309,7 +346,7 @@ static void mrc_ev_retire_readmit_test(struct kunit *test)
 	old = evs[2].port;
 	KUNIT_EXPECT_FALSE(test, mrc_ev_lost(&evs[2], 2));
 	KUNIT_EXPECT_TRUE(test, mrc_ev_lost(&evs[2], 2));
-	fresh = mrc_ev_retire(evs, 8, 2, &r, &born, 1000);
+	fresh = mrc_ev_retire(evs, 8, 2, &r, &born, 1000, true);
 	KUNIT_EXPECT_EQ(test, fresh, 4);
 	KUNIT_EXPECT_EQ(test, evs[2].state, (u8)MRC_EV_RETIRED);
 	KUNIT_EXPECT_EQ(test, evs[2].port, old);
@@ -363,7 +400,7 @@ static void mrc_ev_paths_test(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, mrc_ev_readmit(evs, 16, i, 4), -1);
 	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 8);
 	/* a replacement stays on its EV's plane */
-	fresh = mrc_ev_retire(evs, 16, 1, &r, &born, 1000);
+	fresh = mrc_ev_retire(evs, 16, 1, &r, &born, 1000, true);
 	KUNIT_ASSERT_GE(test, fresh, 0);
 	KUNIT_EXPECT_EQ(test, evs[fresh].path, evs[1].path);
 	/* re-admitting EV 1 frees the youngest of its own path only */
@@ -538,6 +575,166 @@ static void mrc_ev_burst_len_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ev_burst_len(1280, 64, 0, 44), 44U);
 }
 
+/*
+ * A path that went silent while another works: its EVs are retired without
+ * replacement, one scout keeps probing it often, and an answer brings
+ * every EV of the path back to probing at once.
+ */
+static void mrc_ev_silent_path_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[16];
+	u32 born = 0;
+	int i, fresh, scout = -1;
+
+	mrc_evs_init(evs, 16, 8, &r, &born);
+	mrc_evs_spread(evs, 16, 2, 0);
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_RETIRED)
+			mrc_ev_readmit(evs, 16, i, 4);
+	/* both paths deliver, path 1 on a 5 ms slower path: not silent */
+	for (i = 0; i < 16; i++) {
+		if (evs[i].state != MRC_EV_ACTIVE)
+			continue;
+		evs[i].srtt_us = evs[i].path ? 6000 : 1000;
+		mrc_ev_delivered(&evs[i], evs[i].path ? 95000 : 100000, false, 2000);
+	}
+	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 0, 2000));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
+	/* path 0 keeps delivering, path 1 stopped at 95 ms: silent past 4 RTTs */
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_ACTIVE && !evs[i].path)
+			mrc_ev_delivered(&evs[i], 118000, false, 2000);
+	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_ACTIVE && !evs[i].path)
+			mrc_ev_delivered(&evs[i], 120000, false, 2000);
+	KUNIT_EXPECT_TRUE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
+	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 0, 2000));
+	/* retired without replacement: the path empties, path 0 keeps its 4 */
+	for (i = 0; i < 16; i++) {
+		if (evs[i].state != MRC_EV_ACTIVE || !evs[i].path)
+			continue;
+		KUNIT_EXPECT_EQ(test, mrc_ev_probe_backoff_max(evs, 16, i), MRC_EV_PROBE_BACKOFF);
+		KUNIT_EXPECT_EQ(test, mrc_ev_retire(evs, 16, i, &r, &born, 50, false), -1);
+		if (scout < 0)
+			scout = i;
+	}
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 4);
+	/* one scout probes often, the others back off as before */
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_RETIRED)
+			KUNIT_EXPECT_EQ(test, mrc_ev_probe_backoff_max(evs, 16, i),
+					i == scout ? MRC_EV_SCOUT_BACKOFF : MRC_EV_PROBE_BACKOFF);
+	/* with no other path working, nothing is silent: path 0 is replaced */
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_ACTIVE)
+			KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 0, 2000));
+	/* path 0's churn fills the free slots, then evicts its own, never path 1's */
+	for (int round = 0; round < 24; round++) {
+		int slot = -1;
+
+		for (i = 0; i < 16 && slot < 0; i++)
+			if (evs[i].state == MRC_EV_ACTIVE && !evs[i].path)
+				slot = mrc_ev_retire(evs, 16, i, &r, &born, 50, true);
+		KUNIT_ASSERT_GE(test, slot, 0);
+		KUNIT_EXPECT_EQ(test, evs[slot].path, 0);
+	}
+	for (i = 0, fresh = 0; i < 16; i++)
+		fresh += evs[i].state == MRC_EV_RETIRED && evs[i].path == 1;
+	KUNIT_EXPECT_EQ(test, fresh, 4);
+	KUNIT_EXPECT_EQ(test, evs[scout].state, (u8)MRC_EV_RETIRED);
+	/* the scout's answer: every EV of path 1 is due for a probe now */
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_RETIRED)
+			evs[i].next_probe = 5000;
+	KUNIT_EXPECT_TRUE(test, mrc_ev_path_revived(evs, 16, 1, 700));
+	mrc_ev_readmit(evs, 16, scout, 4);
+	for (i = 0; i < 16; i++)
+		if (evs[i].state == MRC_EV_RETIRED && evs[i].path == 1)
+			KUNIT_EXPECT_EQ(test, evs[i].next_probe, 700ul);
+	/* the path has an active EV again: the next answer changes nothing */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_path_revived(evs, 16, 1, 900));
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 5);
+}
+
+/* Karn's ambiguity: a resend acknowledged sooner than a round trip is not credited */
+static void mrc_ev_delivery_known_test(struct kunit *test)
+{
+	/* sent once: always the one that arrived */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_delivery_known(1, 1000, 1001, 500, true));
+	/* resent 100 us ago, the path's RTT at least 500 us: the original */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_delivery_known(2, 1000, 1100, 500, false));
+	/* a round trip after the resend: credited */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_delivery_known(2, 1000, 1500, 500, false));
+	/* ... unless the ACK echoes a packet sent before the resend (Eifel) */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_delivery_known(2, 1000, 9000, 500, true));
+	/* no RTT sample yet: nothing to tell them apart by */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_delivery_known(3, 1000, 1000, 0, false));
+}
+
+/* RACK's reordering window widens per round with a spurious resend */
+static void mrc_rack_reo_round_test(struct kunit *test)
+{
+	u8 mult = 1, quiet = 0;
+	int i;
+
+	/* rounds without a spurious resend leave the base */
+	mrc_rack_reo_round(&mult, &quiet, false);
+	KUNIT_EXPECT_EQ(test, mult, 1);
+	/* one step per round with one, to the cap */
+	for (i = 0; i < 20; i++)
+		mrc_rack_reo_round(&mult, &quiet, true);
+	KUNIT_EXPECT_EQ(test, mult, MRC_REO_MULT_MAX);
+	/* one step back per MRC_REO_QUIET_ROUNDS quiet rounds */
+	for (i = 0; i < MRC_REO_QUIET_ROUNDS - 1; i++)
+		mrc_rack_reo_round(&mult, &quiet, false);
+	KUNIT_EXPECT_EQ(test, mult, MRC_REO_MULT_MAX);
+	mrc_rack_reo_round(&mult, &quiet, false);
+	KUNIT_EXPECT_EQ(test, mult, MRC_REO_MULT_MAX - 1);
+	/* a spurious resend restarts the count */
+	for (i = 0; i < MRC_REO_QUIET_ROUNDS - 1; i++)
+		mrc_rack_reo_round(&mult, &quiet, false);
+	mrc_rack_reo_round(&mult, &quiet, true);
+	KUNIT_EXPECT_EQ(test, mult, MRC_REO_MULT_MAX);
+	for (i = 0; i < MRC_REO_QUIET_ROUNDS * MRC_REO_MULT_MAX; i++)
+		mrc_rack_reo_round(&mult, &quiet, false);
+	KUNIT_EXPECT_EQ(test, mult, 1);
+}
+
+/* RACK's reordering window: quarter-RTT steps of at least 4 ms, at most an RTT */
+static void mrc_rack_reo_us_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(40000, 1), 10000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(40000, 3), 30000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(40000, MRC_REO_MULT_MAX), 40000U);
+	/* a short RTT: the floor per step, the cap no lower than the floor */
+	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(12000, 1), (u32)MRC_REO_MIN_US);
+	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(12000, MRC_REO_MULT_MAX), 12000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(0, MRC_REO_MULT_MAX), (u32)MRC_REO_MIN_US);
+}
+
+/* RACK's expected RTT: 1.25 x the EV's, or RACK.rtt when a queue grew */
+static void mrc_rack_expect_us_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 0), 10000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 9000), 10000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 25000), 25000U);
+	/* an EV without a sample yet: RACK.rtt alone */
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(0, 12000), 12000U);
+}
+
+/* A resend's EV must have delivered lately, not only after the lost packet */
+static void mrc_ev_alive_since_test(struct kunit *test)
+{
+	/* lost 15 ms before the newest delivery: a quarter RTT before that */
+	KUNIT_EXPECT_EQ(test, mrc_ev_alive_since(100000, 115000, 10000), 112500ull);
+	/* lost after it: its own send time */
+	KUNIT_EXPECT_EQ(test, mrc_ev_alive_since(114000, 115000, 10000), 114000ull);
+	/* nothing delivered yet */
+	KUNIT_EXPECT_EQ(test, mrc_ev_alive_since(100, 0, 10000), 100ull);
+}
+
 static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_init_test),
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
@@ -546,6 +743,12 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
 	KUNIT_CASE(mrc_ev_paths_test),
+	KUNIT_CASE(mrc_ev_silent_path_test),
+	KUNIT_CASE(mrc_ev_delivery_known_test),
+	KUNIT_CASE(mrc_rack_reo_round_test),
+	KUNIT_CASE(mrc_rack_reo_us_test),
+	KUNIT_CASE(mrc_rack_expect_us_test),
+	KUNIT_CASE(mrc_ev_alive_since_test),
 	KUNIT_CASE(mrc_ev_rto_lost_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
 	KUNIT_CASE(mrc_ev_burst_len_test),
@@ -642,7 +845,43 @@ static void mrc_cc_rto_undo_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mrc_ts_before(5, 5));
 }
 
+/* The receive buffer follows the reader's rate per RTT, within its limit. */
+static void mrc_autotune_rcvbuf_test(struct kunit *test)
+{
+	const u32 mss = 1424, space = MRC_RCVQ_SPACE_SEGS * 1424, max = 6 << 20;
+
+	/* steady: two RTTs of the rate and 16 segments, in buffer bytes */
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(200000, 100000, mss, 256, 1000, max),
+			2 * 200000 + 16 * mss + 2 * (2 * 200000 + 16 * mss));
+	/* half a byte of window per byte of buffer: twice the buffer */
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(200000, 200000 - 1, mss, 128, 1000, max),
+			(2 * (2 * 200000 + 16 * mss) + 2 * 2 * (2 * 200000 + 16 * mss) / 199999));
+	/* no faster than before, no limit left, nothing measured: unchanged */
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(space, space, mss, 128, 212992, max), 212992u);
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(1 << 20, space, mss, 128, max, max), max);
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(1 << 20, 0, mss, 128, 212992, max), 212992u);
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(1 << 20, space, mss, 0, 212992, max), 212992u);
+	/* a fast start is capped, and a buffer never shrinks */
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(U32_MAX, space, mss, 16, 212992, max), max);
+	KUNIT_EXPECT_EQ(test, mrc_rcvbuf_grow(space + 1, space, mss, 255, 1 << 20, max), 1u << 20);
+}
+
+/* The send buffer holds two windows of full segments, within its limit. */
+static void mrc_autotune_sndbuf_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mrc_sndbuf_want(100, 2000, 16384, 4 << 20), 400000u);
+	/* at least the initial window's worth */
+	KUNIT_EXPECT_EQ(test, mrc_sndbuf_want(2, 2000, 16384, 4 << 20),
+			2u * MRC_RCVQ_SPACE_SEGS * 2000);
+	KUNIT_EXPECT_EQ(test, mrc_sndbuf_want(4096, 2500, 16384, 4 << 20), 4u << 20);
+	KUNIT_EXPECT_EQ(test, mrc_sndbuf_want(100, 2000, 1 << 20, 4 << 20), 1u << 20);
+	/* above a lowered limit already (SO_SNDBUF's double): unchanged */
+	KUNIT_EXPECT_EQ(test, mrc_sndbuf_want(4096, 2500, 8 << 20, 4 << 20), 8u << 20);
+}
+
 static struct kunit_case mrc_cc_cases[] = {
+	KUNIT_CASE(mrc_autotune_rcvbuf_test),
+	KUNIT_CASE(mrc_autotune_sndbuf_test),
 	KUNIT_CASE(mrc_cc_growth_test),
 	KUNIT_CASE(mrc_cc_ecn_test),
 	KUNIT_CASE(mrc_cc_delay_and_loss_test),
@@ -691,7 +930,7 @@ static void mrc_hdr_malformed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) - 1), MRC_C_RX_DROP_SHORT);
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 9), MRC_C_RX_DROP_LEN);
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 11), MRC_C_RX_DROP_LEN);
-	h.version = 2;
+	h.version = 1;	/* before MRC_F_SACKX */
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 10), MRC_C_RX_DROP_VERSION);
 	mrc_hdr_fill(&h, 0, 0);
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
@@ -705,6 +944,27 @@ static void mrc_hdr_malformed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
 	mrc_hdr_fill(&h, MRC_T_ACK, 4);	/* control packets carry no payload */
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 4), MRC_C_RX_DROP_LEN);
+	/* ... but an ACK's SACK words: 1..MRC_SACKX_WORDS of 8 bytes */
+	mrc_hdr_fill(&h, MRC_T_ACK, 8);
+	h.flags = MRC_F_SACKX;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8), MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_ACK, 8 * MRC_SACKX_WORDS);
+	h.flags = MRC_F_SACKX;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8 * MRC_SACKX_WORDS),
+			MRC_C_RX_PACKETS);
+	mrc_hdr_fill(&h, MRC_T_ACK, 8 * MRC_SACKX_WORDS + 8);
+	h.flags = MRC_F_SACKX;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8 * MRC_SACKX_WORDS + 8),
+			MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_ACK, 12);
+	h.flags = MRC_F_SACKX;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 12), MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_ACK, 0);
+	h.flags = MRC_F_SACKX;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_LEN);
+	mrc_hdr_fill(&h, MRC_T_DATA, 8);	/* on data it means nothing: refused */
+	h.flags = MRC_F_SACKX;
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8), MRC_C_RX_DROP_TYPE);
 	mrc_hdr_fill(&h, MRC_T_HSACK, 3);	/* handshake payload has one size */
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 3), MRC_C_RX_DROP_LEN);
 	/* ... then an address list of 1..4 entries of 20 bytes */
@@ -811,6 +1071,21 @@ static void mrc_ooo_sack_test(struct kunit *test)
 						       mrc_test_skb(test, rcv_nxt - 10 + held[i])));
 	/* bit i is PSN rcv_nxt + 1 + i: 11, 12, 13 and 74 (bit 63) */
 	KUNIT_EXPECT_EQ(test, mrc_ooo_sack(&root, rcv_nxt), 0x7ull | 1ull << 63);
+	/* MRC_F_SACKX's words: 75 is bit 0 of word 1, 209 bit 6 of word 3 */
+	{
+		u64 words[1 + MRC_SACKX_WORDS];
+
+		KUNIT_EXPECT_EQ(test, mrc_ooo_sack_words(&root, last, rcv_nxt, words), 4u);
+		KUNIT_EXPECT_EQ(test, words[0], 0x7ull | 1ull << 63);
+		KUNIT_EXPECT_EQ(test, words[1], 1ull);
+		KUNIT_EXPECT_EQ(test, words[2], 0ull);
+		KUNIT_EXPECT_EQ(test, words[3], 1ull << 6);
+		KUNIT_EXPECT_TRUE(test, mrc_sack_words_test(words, 4, 199));
+		KUNIT_EXPECT_FALSE(test, mrc_sack_words_test(words, 4, 198));
+		KUNIT_EXPECT_FALSE(test, mrc_sack_words_test(words, 4, 4 * 64 + 1));
+		/* nothing held beyond the header's reach: no words */
+		KUNIT_EXPECT_EQ(test, mrc_ooo_sack_words(&root, last, rcv_nxt + 150, words), 1u);
+	}
 	while ((last = skb_rb_first(&root))) {
 		rb_erase(&last->rbnode, &root);
 		kfree_skb(last);
@@ -868,7 +1143,7 @@ static void mrc_ev_fresh_bounded_test(struct kunit *test)
 	/* none left: the search gives up after a bounded number of steps */
 	mrc_test_allowed_calls = 0;
 	mrc_test_next_calls = 0;
-	fresh = mrc_ev_retire(evs, 8, 0, &r, &born, 0);
+	fresh = mrc_ev_retire(evs, 8, 0, &r, &born, 0, true);
 	KUNIT_EXPECT_GE(test, fresh, 0);
 	KUNIT_EXPECT_LE(test, mrc_test_allowed_calls, 64u);
 	KUNIT_EXPECT_LE(test, mrc_test_next_calls, 8u + 3);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Transmit side: entropy values, packet construction, the UDP tunnel
- * transmit with the EV as source port, pushing new data within the
+ * Transmit side: packet construction, the UDP tunnel transmit with the EV
+ * (chosen in ev_sock.c) as source port, pushing new data within the
  * congestion and flow windows, retransmission, ACKs and control packets.
  */
 #include <linux/random.h>
+#include <linux/skbuff_ref.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/ip6_route.h>
@@ -15,119 +16,9 @@
 #include "trace.h"
 #include "sack.h"
 #include "ev.h"
-#include "netlink.h"
 
-#define MRC_EV_LOW	49152
-#define MRC_EV_SPAN	16384
 #define MRC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
 			 sizeof(struct mrchdr))
-
-static bool mrc_ev_port_allowed(const void *ctx, u16 port)
-{
-	const struct mrc_sock *msk = ctx;
-
-	return mrc_policy_allows(msk->mn, &msk->remote, port);
-}
-
-static u32 mrc_ev_port_next_allowed(const void *ctx, u32 port)
-{
-	const struct mrc_sock *msk = ctx;
-
-	return mrc_policy_next_allowed(msk->mn, &msk->remote, port);
-}
-
-/* Where fresh EVs come from: the namespace's range, filtered by its policies. */
-void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range)
-{
-	range->port_min = READ_ONCE(msk->mn->cfg.ev_port_min);
-	range->port_max = READ_ONCE(msk->mn->cfg.ev_port_max);
-	if (range->port_max < range->port_min)
-		swap(range->port_max, range->port_min);
-	range->allowed = mrc_ev_port_allowed;
-	range->next_allowed = mrc_ev_port_next_allowed;
-	range->ctx = msk;
-}
-
-/**
- * mrc_init_evs() - (re)draw the connection's entropy values
- * @msk: connection (socket lock held)
- * @count: active EVs wanted
- * @gfp: allocation flags
- *
- * Return: 0 or -ENOMEM.
- */
-int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
-{
-	struct mrc_ev_range range;
-	struct mrc_ev *evs;
-	u16 cap;
-
-	sock_owned_by_me(&msk->sk);
-	count = clamp(count, 1U, (unsigned int)MRC_MAX_EVS);
-	cap = 2 * count;
-	evs = kcalloc(cap, sizeof(*evs), gfp);
-	if (!evs)
-		return -ENOMEM;
-	mrc_ev_range_init(msk, &range);
-	mrc_evs_init(evs, cap, count, &range, &msk->ev_born);
-	kfree(msk->evs);
-	msk->evs = evs;
-	msk->ev_cap = cap;
-	msk->ev_count = count;
-	return 0;
-}
-
-/* Every EV retired: fall back to the one the packet avoided, or the first. */
-static int mrc_ev_or_fallback(int idx, int avoid)
-{
-	return idx >= 0 ? idx : avoid >= 0 ? avoid : 0;
-}
-
-/**
- * mrc_pick_ev() - EV slot for the next packet, by weighted choice
- * @msk: connection (socket lock held)
- * @avoid: slot to avoid (the one a lost packet used), or -1
- *
- * Return: a slot index; every connection keeps at least one active EV.
- */
-int mrc_pick_ev(struct mrc_sock *msk, int avoid)
-{
-	return mrc_ev_or_fallback(mrc_ev_pick(msk->evs, msk->ev_cap, avoid), avoid);
-}
-
-/*
- * The EV for a pure ACK (mrc_ev_pick_ack()): one the peer echoed lately;
- * every MRC_EV_ACK_EXPLORE-th ACK that others follow may @explore any.
- */
-static int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
-{
-	unsigned long since = jiffies - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS);
-
-	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid, since,
-						  explore), avoid);
-}
-
-/*
- * The EV for resending a segment lost on @avoid after being sent at
- * @sent_us: one that delivered something sent later, else one that has
- * delivered.
- */
-static int mrc_pick_retransmit_ev(struct mrc_sock *msk, int avoid, u64 sent_us)
-{
-	return mrc_ev_or_fallback(mrc_ev_pick_retransmit_alive(msk->evs, msk->ev_cap, avoid,
-							       sent_us), avoid);
-}
-
-/* The EV a queued segment was last sent on, if its slot still has it. */
-struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
-{
-	struct mrc_ev *ev;
-
-	if (!cb->sent || cb->ev_idx >= msk->ev_cap)
-		return NULL;
-	ev = &msk->evs[cb->ev_idx];
-	return ev->port == cb->ev_port && ev->state != MRC_EV_FREE ? ev : NULL;
-}
 
 /*
  * Free receive buffer in the sender's terms: it counts every packet in
@@ -197,6 +88,55 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	msk->rx_ack_due = 0;
 }
 
+/*
+ * The route of an EV slot, as WireGuard caches one per peer and TCP one per
+ * socket: valid while dst_check() passes (a route change, a device going
+ * down, a PMTU update obsolete it) and the slot still has the port and
+ * path it was looked up for.  Guarded by the socket lock, as every
+ * transmission of the connection is.  Return: the route with a reference,
+ * or NULL.
+ */
+static struct dst_entry *mrc_route_get(struct mrc_route *r, u16 port, u8 path)
+{
+	struct dst_entry *dst = r->dst;
+
+	if (!dst)
+		return NULL;
+	if (r->port == port && r->path == path && dst_check(dst, r->cookie)) {
+		dst_hold(dst);
+		return dst;
+	}
+	r->dst = NULL;
+	dst_release(dst);
+	return NULL;
+}
+
+static void mrc_route_set(struct mrc_route *r, struct dst_entry *dst, u32 cookie, u16 port,
+			  u8 path)
+{
+	dst_release(r->dst);
+	dst_hold(dst);
+	r->dst = dst;
+	r->cookie = cookie;
+	r->port = port;
+	r->path = path;
+}
+
+/**
+ * mrc_routes_release() - drop a connection's cached routes
+ * @routes: @n slots, or NULL
+ * @n: slots
+ */
+void mrc_routes_release(struct mrc_route *routes, u16 n)
+{
+	u16 i;
+
+	for (i = 0; routes && i < n; i++) {
+		dst_release(routes[i].dst);
+		routes[i].dst = NULL;
+	}
+}
+
 /**
  * mrc_output() - send one MRC packet through the namespace's tunnel socket
  * @mn: namespace state
@@ -207,6 +147,8 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
  * @ev: UDP source port: the entropy value that picks the path
  * @dport: UDP destination port (the peer's tunnel port)
  * @tos: TOS / traffic class of the outer header: DSCP and ECN bits
+ * @route: the EV slot's cached route (socket lock held), or NULL
+ * @path: the path @saddr and @daddr are, for @route
  *
  * The route lookup carries @ev as the flow's source port, so that multipath
  * routes on this host spread EVs as the fabric does.  Consumes @skb.
@@ -214,9 +156,10 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
  */
 static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *saddr,
 		      const union mrc_addr *daddr, struct sk_buff *skb, u16 ev, u16 dport,
-		      u8 tos)
+		      u8 tos, struct mrc_route *route, u8 path)
 {
 	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+	struct dst_entry *dst = route ? mrc_route_get(route, ev, path) : NULL;
 	struct socket *sock;
 	int err = 0;
 
@@ -235,14 +178,21 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 			.fl4_sport = htons(ev),
 			.fl4_dport = htons(dport),
 		};
-		struct rtable *rt = ip_route_output_key(mn->net, &fl4);
+		struct rtable *rt;
 
-		if (IS_ERR(rt)) {
-			err = PTR_ERR(rt);
-			goto drop;
+		if (!dst) {
+			rt = ip_route_output_key(mn->net, &fl4);
+			if (IS_ERR(rt)) {
+				err = PTR_ERR(rt);
+				goto drop;
+			}
+			dst = &rt->dst;
+			/* a source the lookup chose is not the path's: not cached */
+			if (route && fl4.saddr == saddr->v4.sin_addr.s_addr)
+				mrc_route_set(route, dst, 0, ev, path);
 		}
-		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, tos,
-				    ip4_dst_hoplimit(&rt->dst), skb->ignore_df ? 0 : htons(IP_DF),
+		udp_tunnel_xmit_skb(dst_rtable(dst), sock->sk, skb, fl4.saddr, fl4.daddr, tos,
+				    ip4_dst_hoplimit(dst), skb->ignore_df ? 0 : htons(IP_DF),
 				    htons(ev), htons(dport), false, false);
 	} else {
 #if IS_ENABLED(CONFIG_IPV6)
@@ -254,12 +204,17 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 			.fl6_sport = htons(ev),
 			.fl6_dport = htons(dport),
 		};
-		struct dst_entry *dst;
 
-		dst = ipv6_stub->ipv6_dst_lookup_flow(mn->net, sock->sk, &fl6, NULL);
-		if (IS_ERR(dst)) {
-			err = PTR_ERR(dst);
-			goto drop;
+		if (!dst) {
+			dst = ipv6_stub->ipv6_dst_lookup_flow(mn->net, sock->sk, &fl6, NULL);
+			if (IS_ERR(dst)) {
+				err = PTR_ERR(dst);
+				dst = NULL;
+				goto drop;
+			}
+			if (route && ipv6_addr_equal(&fl6.saddr, &saddr->v6.sin6_addr))
+				mrc_route_set(route, dst, rt6_get_cookie(dst_rt6_info(dst)), ev,
+					      path);
 		}
 		udp_tunnel6_xmit_skb(dst, sock->sk, skb, NULL, &fl6.saddr, &fl6.daddr, tos,
 				     ip6_dst_hoplimit(dst), 0, htons(ev), htons(dport), false);
@@ -273,6 +228,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 	return 0;
 drop:
 	rcu_read_unlock_bh();
+	dst_release(dst);
 	mrc_count(mn, MRC_C_TX_ERRORS);
 	kfree_skb(skb);
 	return err;
@@ -308,11 +264,14 @@ static int mrc_send_on_ev(struct mrc_sock *msk, struct sk_buff *skb, const struc
 {
 	const struct mrc_path *path = &msk->paths[ev->path];
 
+	struct mrc_route *route = msk->ev_routes ? &msk->ev_routes[ev - msk->evs] : NULL;
+
+	sock_owned_by_me(&msk->sk);
 	if (!ev->path || ev->path >= msk->npaths)
 		return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb,
-				  ev->port, msk->udp_dport, tos);
+				  ev->port, msk->udp_dport, tos, route, 0);
 	return mrc_output(msk->mn, path->local.sa.sa_family, &path->local, &path->remote, skb,
-			  ev->port, msk->udp_dport, tos);
+			  ev->port, msk->udp_dport, tos, route, ev->path);
 }
 
 /* Sends the packet @skb (data at its MRC header) on EV @ev. */
@@ -329,10 +288,23 @@ static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)
 	struct sk_buff *skb;
 	struct mrchdr *h;
 
-	skb = mrc_alloc_packet(seg->len);
-	if (!skb)
-		return NULL;
-	skb_copy_bits(seg, 0, skb_put(skb, seg->len), seg->len);
+	if (skb_is_nonlinear(seg)) {
+		/* a page fragment's segment (mrc_alloc_frag_segment()): by reference */
+		skb = mrc_alloc_packet(0);
+		if (!skb)
+			return NULL;
+		skb_shinfo(skb)->frags[0] = skb_shinfo(seg)->frags[0];
+		__skb_frag_ref(&skb_shinfo(skb)->frags[0]);
+		skb_shinfo(skb)->nr_frags = 1;
+		skb->len = seg->len;
+		skb->data_len = seg->len;
+		skb->truesize += seg->len;
+	} else {
+		skb = mrc_alloc_packet(seg->len);
+		if (!skb)
+			return NULL;
+		skb_copy_bits(seg, 0, skb_put(skb, seg->len), seg->len);
+	}
 	h = skb_push(skb, sizeof(*h));
 	mrc_fill_header(msk, h, MRC_T_DATA, cb->flags & (MRC_F_FIN | MRC_F_EOR));
 	h->psn = htonl(cb->psn);
@@ -492,8 +464,10 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
 	while (seg && n < max) {
 		const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
 
+		/* all by reference (mrc_send_burst_frags()) or all copied */
 		if (cb->prio >= MRC_PRIO_HIGH || seg->len > msk->mss ||
-		    skb_headlen(seg) != seg->len)
+		    cb->hdr_room != MRC_SKB_CB(msk->send_head)->hdr_room ||
+		    (!cb->hdr_room && skb_headlen(seg) != seg->len))
 			break;
 		if ((u64)(ahead + n) * msk->mss + seg->len > msk->snd_wnd)
 			break;
@@ -506,6 +480,98 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
 		seg = skb_queue_next(q, seg);
 	}
 	return n;
+}
+
+/* The header of the @i-th segment of a burst from send_head, @seg. */
+static void mrc_burst_header(const struct mrc_sock *msk, struct mrchdr *h,
+			     const struct mrchdr *h0, const struct sk_buff *seg, u32 i)
+{
+	const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+
+	*h = *h0;
+	h->flags |= cb->flags & (MRC_F_FIN | MRC_F_EOR);
+	h->priority = cb->prio;
+	h->psn = htonl(msk->snd_nxt + i);
+	h->len = htons(seg->len);
+}
+
+/*
+ * A burst's payload copied: segments that were not queued in page
+ * fragments (small sends filled up, a socket without a page).
+ */
+static struct sk_buff *mrc_burst_copied(struct mrc_sock *msk, const struct mrchdr *h0, u32 n)
+{
+	unsigned int off = 0, total = 0;
+	struct sk_buff *seg, *skb;
+	struct mrchdr h;
+	int err;
+	u32 i;
+
+	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next)
+		total += sizeof(struct mrchdr) + seg->len;
+	skb = alloc_skb_with_frags(MRC_HEADROOM, total, PAGE_ALLOC_COSTLY_ORDER, &err,
+				   GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, MRC_HEADROOM);
+	skb->data_len = total;
+	skb->len = total;
+	/* n segments from send_head exist: ->next is not followed past the last */
+	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next) {
+		mrc_burst_header(msk, &h, h0, seg, i);
+		if (skb_store_bits(skb, off, &h, sizeof(h)) ||
+		    skb_store_bits(skb, off + sizeof(h), seg->data, seg->len)) {
+			kfree_skb(skb);
+			return NULL;
+		}
+		off += sizeof(h) + seg->len;
+	}
+	return skb;
+}
+
+/*
+ * A burst's payload by reference to the queued pages: each segment's
+ * header goes into the room before its bytes (mrc_alloc_frag_segment();
+ * unused until this first transmission, so nothing in flight reads it),
+ * and segments that follow each other in a page share one skb frag.
+ * Stops early when MAX_SKB_FRAGS would not hold the next one; at least 2
+ * fit, as every frag holds a whole segment.  Sets *@n to what went in.
+ */
+static struct sk_buff *mrc_burst_by_ref(struct mrc_sock *msk, const struct mrchdr *h0, u32 *n)
+{
+	struct sk_buff *seg = msk->send_head, *skb;
+	struct skb_shared_info *shi;
+	struct mrchdr h;
+	u32 i;
+
+	skb = mrc_alloc_packet(0);
+	if (!skb)
+		return NULL;
+	shi = skb_shinfo(skb);
+	for (i = 0; i < *n; i++, seg = seg->next) {
+		const skb_frag_t *from = &skb_shinfo(seg)->frags[0];
+		unsigned int off = skb_frag_off(from) - sizeof(h);
+		unsigned int size = sizeof(h) + seg->len;
+		struct page *page = skb_frag_page(from);
+		skb_frag_t *last = shi->nr_frags ? &shi->frags[shi->nr_frags - 1] : NULL;
+
+		if (!last || skb_frag_page(last) != page ||
+		    skb_frag_off(last) + skb_frag_size(last) != off) {
+			if (shi->nr_frags == MAX_SKB_FRAGS)
+				break;
+			get_page(page);
+			skb_fill_page_desc_noacc(skb, shi->nr_frags, page, off, 0);
+			last = &shi->frags[shi->nr_frags - 1];
+		}
+		mrc_burst_header(msk, &h, h0, seg, i);
+		memcpy(page_address(page) + off, &h, sizeof(h));
+		skb_frag_size_add(last, size);
+		skb->len += size;
+		skb->data_len += size;
+		skb->truesize += size;
+	}
+	*n = i;
+	return skb;
 }
 
 /**
@@ -525,40 +591,25 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
  */
 static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 {
+	/* the ACK state the header takes: still owed if the burst fails */
+	bool ce_pending = msk->ce_pending, rx_ack_due = msk->rx_ack_due;
+	u32 ack_pending = msk->ack_pending;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
-	struct sk_buff *seg, *skb;
-	unsigned int off = 0, total = 0;
-	struct mrchdr h0, h;
+	struct sk_buff *skb;
+	struct mrchdr h0;
 	u64 now;
 	u32 i;
 	int err;
 
-	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next)
-		total += sizeof(struct mrchdr) + seg->len;
-	skb = alloc_skb_with_frags(MRC_HEADROOM, total, PAGE_ALLOC_COSTLY_ORDER, &err,
-				   GFP_ATOMIC | __GFP_NOWARN);
-	if (!skb)
-		return -ENOBUFS;
-	skb_reserve(skb, MRC_HEADROOM);
-	skb->data_len = total;
-	skb->len = total;
 	/* one ACK state for the whole burst: it goes out at one moment */
 	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
-	/* n segments from send_head exist: ->next is not followed past the last */
-	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next) {
-		const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
-
-		h = h0;
-		h.flags |= cb->flags & (MRC_F_FIN | MRC_F_EOR);
-		h.priority = cb->prio;
-		h.psn = htonl(msk->snd_nxt + i);
-		h.len = htons(seg->len);
-		if (skb_store_bits(skb, off, &h, sizeof(h)) ||
-		    skb_store_bits(skb, off + sizeof(h), seg->data, seg->len)) {
-			kfree_skb(skb);
-			return -EFAULT;
-		}
-		off += sizeof(h) + seg->len;
+	if (MRC_SKB_CB(msk->send_head)->hdr_room)
+		skb = mrc_burst_by_ref(msk, &h0, &n);
+	else
+		skb = mrc_burst_copied(msk, &h0, n);
+	if (!skb) {
+		err = -ENOBUFS;
+		goto unsent;
 	}
 	/* the stack's UDP GSO (udp_send_skb() with UDP_SEGMENT) sets the same */
 	skb_shinfo(skb)->gso_size = sizeof(struct mrchdr) + msk->mss;
@@ -569,11 +620,8 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 	skb->csum_offset = offsetof(struct udphdr, check);
 	err = mrc_send_on_ev(msk, skb, ev,
 			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
-	if (err) {
-		/* the header took the ACK a receive batch owes: still owed */
-		msk->rx_ack_due = msk->rx_batch;
-		return err;
-	}
+	if (err)
+		goto unsent;
 	mrc_count(msk->mn, MRC_C_TX_BURSTS);
 	msk->stats.packets_sent += n;
 	now = mrc_clock_us();
@@ -581,10 +629,17 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 		struct mrc_skb_cb *cb = MRC_SKB_CB(msk->send_head);
 
 		cb->psn = msk->snd_nxt;
+		/* its room now holds a header that is in flight */
+		cb->hdr_room = 0;
 		mrc_mark_sent(msk, cb, ev_idx, now);
 		mrc_send_head_sent(msk);
 	}
 	return 0;
+unsent:
+	msk->ack_pending = ack_pending;
+	msk->ce_pending = ce_pending;
+	msk->rx_ack_due = rx_ack_due;
+	return err;
 }
 
 /* Resends segments marked lost, on another EV, within the window. */
@@ -601,7 +656,7 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 		if (!cb->lost || cb->sacked)
 			continue;
 		old_port = cb->ev_port;
-		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb->ev_idx, cb->sent_us)))
+		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb)))
 			break;
 		trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
 		cb->lost = 0;
@@ -722,7 +777,8 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 /*
  * Probes each retired EV whose time has come with an ACK flagged PROBE on
  * its port; the peer answers at once, and an answer re-admits the EV.
- * Backoff doubles the interval up to 64 times the first.
+ * Backoff doubles the interval up to 64 times the first, 8 times for the
+ * scout of a path with no active EV (mrc_ev_probe_backoff_max()).
  */
 void mrc_probe_retired(struct mrc_sock *msk)
 {
@@ -753,11 +809,11 @@ void mrc_probe_retired(struct mrc_sock *msk)
 			return;
 		h = skb_push(skb, sizeof(*h));
 		mrc_fill_header(msk, h, MRC_T_ACK, MRC_F_PROBE);
-		if (ev->probe_backoff < 6)
-			ev->probe_backoff++;
+		ev->probe_backoff = min_t(u8, ev->probe_backoff + 1,
+					  mrc_ev_probe_backoff_max(msk->evs, msk->ev_cap, i));
 		ev->next_probe = jiffies + max(1UL, interval << ev->probe_backoff);
 		mrc_count(msk->mn, MRC_C_EV_PROBES);
-		trace_mrc_probe(msk->local_id, ev->port);
+		trace_mrc_probe(msk->local_id, ev->port, ev->path);
 		mrc_send_packet(msk, skb, ev, false);
 		if (time_before(ev->next_probe, next))
 			next = ev->next_probe;
@@ -765,21 +821,27 @@ void mrc_probe_retired(struct mrc_sock *msk)
 	msk->probe_scan_at = next;
 }
 
-/**
- * mrc_probe_scan_soon() - a retired EV's first probe is due at @when
- * @msk: connection (socket lock held)
- * @when: jiffies
+/*
+ * MRC_F_SACKX's words for a pure ACK, big-endian in @x: what is held beyond
+ * the header's 64 PSNs.  Return: their bytes, 0 for none.
  */
-void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when)
+static unsigned int mrc_sackx(struct mrc_sock *msk, __be64 *x)
 {
-	sock_owned_by_me(&msk->sk);
-	if (time_before(when, msk->probe_scan_at))
-		msk->probe_scan_at = when;
+	u64 words[1 + MRC_SACKX_WORDS];
+	unsigned int i, n;
+
+	n = mrc_ooo_sack_words(&msk->ooo_queue, msk->ooo_last, msk->rcv_nxt, words);
+	for (i = 1; i < n; i++)
+		x[i - 1] = cpu_to_be64(words[i]);
+	return (n - 1) * sizeof(*x);
 }
 
 void mrc_send_ack(struct mrc_sock *msk)
 {
-	mrc_send_ctrl(msk, MRC_T_ACK, 0, NULL, 0);
+	__be64 x[MRC_SACKX_WORDS];
+	unsigned int len = mrc_sackx(msk, x);
+
+	mrc_send_ctrl(msk, MRC_T_ACK, len ? MRC_F_SACKX : 0, x, len);
 }
 
 /**
@@ -796,15 +858,22 @@ void mrc_send_ack(struct mrc_sock *msk)
  */
 void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags)
 {
-	struct sk_buff *skb = mrc_alloc_packet(0), *copy;
+	__be64 x[MRC_SACKX_WORDS];
+	unsigned int len = mrc_sackx(msk, x);
+	struct sk_buff *skb = mrc_alloc_packet(len), *copy;
 	struct mrchdr *h;
 	int first;
 
 	sock_owned_by_me(&msk->sk);
 	if (!skb)
 		return;
+	if (len) {
+		skb_put_data(skb, x, len);
+		flags |= MRC_F_SACKX;
+	}
 	h = skb_push(skb, sizeof(*h));
 	mrc_fill_header(msk, h, MRC_T_ACK, flags);
+	h->len = htons(len);
 	first = mrc_pick_ack_ev(msk, -1, false);
 	copy = skb_copy(skb, GFP_ATOMIC);
 	mrc_send_packet(msk, skb, &msk->evs[first], false);
@@ -855,32 +924,6 @@ int mrc_queue_fin(struct mrc_sock *msk)
 	return 0;
 }
 
-/* Addresses of a received packet, as seen by us (local = its destination). */
-void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote)
-{
-	const struct mrchdr *h = (const struct mrchdr *)skb->data;
-
-	memset(local, 0, sizeof(*local));
-	memset(remote, 0, sizeof(*remote));
-	if (ip_hdr(skb)->version == 4) {
-		local->v4.sin_family = AF_INET;
-		local->v4.sin_addr.s_addr = ip_hdr(skb)->daddr;
-		local->v4.sin_port = h->dport;
-		remote->v4.sin_family = AF_INET;
-		remote->v4.sin_addr.s_addr = ip_hdr(skb)->saddr;
-		remote->v4.sin_port = h->sport;
-	} else {
-		local->v6.sin6_family = AF_INET6;
-		local->v6.sin6_addr = ipv6_hdr(skb)->daddr;
-		local->v6.sin6_port = h->dport;
-		remote->v6.sin6_family = AF_INET6;
-		remote->v6.sin6_addr = ipv6_hdr(skb)->saddr;
-		remote->v6.sin6_port = h->sport;
-		if (ipv6_addr_type(&remote->v6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
-			remote->v6.sin6_scope_id = inet6_iif(skb);
-	}
-}
-
 /**
  * mrc_send_reply() - stateless answer to a received packet
  * @mn: namespace state
@@ -923,7 +966,7 @@ static void mrc_send_reply(struct mrc_net *mn, struct sk_buff *in, u8 type, u32 
 	h->ack_ev = udp_hdr(in)->source;
 	h->len = htons(plen);
 	mrc_output(mn, local.sa.sa_family, &local, &remote, skb,
-		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest), 0);
+		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest), 0, NULL, 0);
 }
 
 /**

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * MRC internal definitions: wire header, connection state, per-netns state.
+ * MRC internal definitions: connection state, per-netns state (the wire
+ * format is in wire.h).
  *
  * Locking (see Documentation/networking/mrc.rst, "Locking"):
  *  - struct mrc_sock fields are guarded by the socket lock: lock_sock() in
@@ -27,100 +28,7 @@
 #include "psn.h"
 #include "rtt.h"
 #include "cc.h"
-
-#define MRC_VERSION		1
-
-/* Packet types */
-enum mrc_type {
-	MRC_T_SYN = 1,		/* client -> server: open */
-	MRC_T_SYNACK,		/* server -> client: IDs + cookie, no state */
-	MRC_T_HSACK,		/* client -> server: echoes the cookie */
-	MRC_T_DATA,		/* payload (possibly empty with FIN) */
-	MRC_T_ACK,		/* pure acknowledgment / window update */
-	MRC_T_RST,		/* abort */
-	__MRC_T_MAX,
-};
-
-/* Header flags */
-#define MRC_F_FIN	0x01	/* last PSN of this direction */
-#define MRC_F_EOR	0x02	/* last packet of a SEQPACKET message */
-#define MRC_F_ACKNOW	0x04	/* receiver should acknowledge at once */
-#define MRC_F_PROBE	0x08	/* EV probe; in an ACK: answers one on ack_ev */
-#define MRC_F_CE	0x10	/* in an ACK: data acknowledged was CE-marked */
-#define MRC_F_ALL	0x1f
-
-/**
- * struct mrchdr - the MRC header, right after the UDP header
- * @version: MRC_VERSION
- * @type: enum mrc_type
- * @flags: MRC_F_*
- * @priority: 0 (bulk) .. 7 (urgent)
- * @sport: MRC service port of the sender
- * @dport: MRC service port of the receiver
- * @src_id: sender's connection ID
- * @dst_id: receiver's connection ID (0 in SYN)
- * @psn: this packet's PSN (data, FIN, SYN, HSACK)
- * @ack_psn: cumulative ACK: next PSN the sender of this header expects
- * @sack: bit i set: PSN ack_psn + 1 + i was received
- * @tsval: sender's clock, microseconds
- * @tsecr: tsval of the packet that triggered this ACK
- * @rcv_wnd: receive window, bytes beyond ack_psn's data
- * @ack_ev: UDP source port (EV) of the packet that triggered this ACK
- * @len: payload bytes after the header
- */
-struct mrchdr {
-	__u8	version;
-	__u8	type;
-	__u8	flags;
-	__u8	priority;
-	__be16	sport;
-	__be16	dport;
-	__be32	src_id;
-	__be32	dst_id;
-	__be32	psn;
-	__be32	ack_psn;
-	__be64	sack;
-	__be32	tsval;
-	__be32	tsecr;
-	__be32	rcv_wnd;
-	__be16	ack_ev;
-	__be16	len;
-} __packed;
-
-static_assert(sizeof(struct mrchdr) == 48);
-
-#define MRC_SACK_BITS	64
-
-/* Handshake payload of SYNACK and HSACK */
-struct mrc_hs_payload {
-	__be64	cookie;
-	__be32	slot;		/* time slot the cookie was made in */
-	__be32	mss;		/* largest payload the sender accepts */
-} __packed;
-
-static_assert(sizeof(struct mrc_hs_payload) == 16);
-
-/*
- * After the handshake payload of a SYNACK or HSACK, optionally: the
- * sender's other plane addresses (Documentation/networking/mrc.rst,
- * "Planes").  They are as authentic as the handshake packet that carries
- * them: the HSACK's cookie, the SYNACK's connection ID.
- */
-struct mrc_wire_addr {
-	__u8	family;		/* 4 or 6 */
-	__u8	plane;		/* the sender's plane index */
-	__be16	reserved;	/* zero */
-	__be32	addr[4];	/* IPv4 in addr[0] */
-} __packed;
-
-struct mrc_addr_list {
-	__u8	count;		/* entries that follow, at most MRC_MAX_PLANES */
-	__u8	reserved[3];
-	struct mrc_wire_addr addrs[];
-} __packed;
-
-static_assert(sizeof(struct mrc_wire_addr) == 20);
-static_assert(sizeof(struct mrc_addr_list) == 4);
+#include "wire.h"
 
 /* Per-netns counters, exported in /proc/net/mrc_stats (and netlink later) */
 enum mrc_counter {
@@ -301,7 +209,8 @@ struct mrc_skb_cb {
 	u8	flags;		/* MRC_F_FIN / MRC_F_EOR */
 	u8	sacked:1,	/* transmit: peer has it out of order */
 		lost:1,		/* transmit: marked for retransmission */
-		sent:1;		/* transmit: sent at least once */
+		sent:1,		/* transmit: sent at least once */
+		hdr_room:1;	/* transmit: one page frag, unsent, MRC header's room before it */
 	u8	tx_count;	/* transmissions so far */
 	u8	prio;		/* transmit: 0 (bulk) .. 7 */
 };
@@ -426,6 +335,22 @@ struct mrc_path {
 };
 
 /**
+ * struct mrc_route - an EV slot's cached route (mrc_output())
+ * @dst: the route, with a reference; NULL: none
+ * @cookie: for dst_check() (IPv6's fib serial number, 0 for IPv4)
+ * @port: the EV it was looked up for (a slot gets a new one on retirement)
+ * @path: the path (addresses) it was looked up for
+ *
+ * Guarded by the socket lock.
+ */
+struct mrc_route {
+	struct dst_entry	*dst;
+	u32			cookie;
+	u16			port;
+	u8			path;
+};
+
+/**
  * struct mrc_sock - one AF_MRC socket: listener or connection
  *
  * All fields are guarded by the socket lock unless marked otherwise.
@@ -470,6 +395,7 @@ struct mrc_sock {
 
 	/* entropy values: outer UDP source ports */
 	struct mrc_ev		*evs;		/* ev_cap slots */
+	struct mrc_route	*ev_routes;	/* ev_cap slots: each EV's route */
 	u16			ev_cap;		/* 2 * ev_count: room for retired */
 	u16			ev_count;	/* active EVs wanted */
 	u32			ev_born;	/* next mrc_ev.born */
@@ -491,11 +417,14 @@ struct mrc_sock {
 	u32			in_flight;	/* sent, not acked, not lost */
 	u32			mss;
 	int			sndbuf_init;	/* sk_sndbuf before memory pressure cut it */
-	u32			high_sacked;	/* highest PSN sacked + 1 */
+	u32			sndbuf_wnd;	/* usable window (packets) the send buffer fits */
 	u32			recover;	/* PSN that ends fast recovery */
 	struct sk_buff		*send_head;	/* first never-sent skb */
 	struct mrc_rtt		rtt;
 	u32			slowest_rtt_us;	/* largest srtt of an active EV */
+	u8			reo_mult;	/* RACK's window / base (mrc_rack_reo_round()) */
+	u8			reo_quiet;	/* rounds since a spurious resend or a step back */
+	bool			reo_spurious;	/* this round: a resend's original was acked */
 	u16			evs_fresh;	/* active EVs yet to deliver, as of the last ACK */
 	unsigned long		probe_scan_at;	/* jiffies: a retired EV's probe may be due */
 	u8			backoff;	/* RTO doublings */
@@ -528,6 +457,11 @@ struct mrc_sock {
 	u32			adv_wnd;	/* window in our last ACK */
 	u32			rcv_promised;	/* PSNs before this fit windows we sent */
 	u8			rcv_ratio;	/* peer's MSS per skb truesize, /256 */
+	u32			rcv_rtt_us;	/* RTT to our tsval echoed in data; 0: none */
+	u32			rcv_rtt_tsecr;	/* the echo it was last taken from */
+	u32			rcvq_space;	/* most bytes the reader took in one RTT */
+	u32			rcvq_copied;	/* bytes it took since rcvq_time_us */
+	u64			rcvq_time_us;	/* mrc_clock_us(): this measurement began */
 	u32			last_tsval;	/* to echo */
 	u32			ts_offset;	/* our tsval - mrc_clock_us(), immutable
 						 * once the first packet is out
@@ -540,6 +474,7 @@ struct mrc_sock {
 	u64			newest_delivered_tx_us;	/* RACK: newest send time acked
 							 * (mrc_clock_us(), 0: none yet)
 							 */
+	u32			rack_rtt_us;	/* RACK.rtt: that packet's RTT */
 	bool			fin_received;
 
 	/* handshake (client) */
@@ -552,7 +487,7 @@ struct mrc_sock {
 	struct mrc_sock		*parent;	/* listener, until accepted */
 
 	struct timer_list	rto_timer;
-	struct timer_list	delack_timer;
+	struct hrtimer		delack_timer;	/* soft: runs in softirq */
 	struct timer_list	keepalive_timer;
 	struct timer_list	path_timer;	/* a plane changed: mrc_paths_check() */
 	unsigned long		deferred;	/* MRC_DEFER_* (atomic bitops) */
@@ -602,13 +537,16 @@ DECLARE_PER_CPU(int, mrc_memory_per_cpu_fw_alloc);
 extern struct percpu_counter mrc_sockets_allocated;
 extern unsigned long mrc_memory_pressure;
 extern long mrc_mem[3];
-extern int mrc_wmem_min;
-extern int mrc_rmem_min;
+extern int mrc_wmem[3];
+extern int mrc_rmem[3];
 void mrc_enter_memory_pressure(struct sock *sk);
 void mrc_leave_memory_pressure(struct sock *sk);
 void mrc_charge_forced(struct sock *sk, int size);
 void mrc_write_queue_purge(struct sock *sk);
 void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb);
+void mrc_rcv_space_adjust(struct mrc_sock *msk, int copied);
+void mrc_sndbuf_expand(struct mrc_sock *msk);
+size_t mrc_frag_seg_truesize(size_t len);
 int mrc_mem_init(void);
 void mrc_mem_exit(void);
 
@@ -636,19 +574,26 @@ extern const struct proto_ops mrc_stream_ops;
 void mrc_sock_init(struct mrc_sock *msk);
 int mrc_conn_start(struct mrc_sock *msk);
 void mrc_set_state(struct mrc_sock *msk, int state);
-void mrc_done(struct mrc_sock *msk, int err);
-int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb);
-void mrc_release_cb(struct sock *sk);
+u8 mrc_sock_prio(const struct mrc_sock *msk);
 void mrc_destruct(struct sock *sk);
 
+/* state.c */
+void mrc_listen_rcv(struct mrc_sock *lsk, struct sk_buff *skb);
+bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *h);
+void mrc_fin_rcv(struct mrc_sock *msk);
+void mrc_our_fin_acked(struct mrc_sock *msk);
+void mrc_done(struct mrc_sock *msk, int err);
+
 /* input.c */
+void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
 void mrc_udp_data_ready(struct sock *usk);
 void mrc_rx_batch_end(struct mrc_sock *msk);
+int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb);
 bool mrc_ooo_insert(struct rb_root *root, struct sk_buff **last, struct sk_buff *skb);
 u64 mrc_ooo_sack(const struct rb_root *root, u32 rcv_nxt);
+unsigned int mrc_ooo_sack_words(const struct rb_root *root, const struct sk_buff *last,
+				u32 rcv_nxt, u64 *words);
 void mrc_ooo_purge(struct mrc_sock *msk);
-
-void mrc_retire_ev(struct mrc_sock *msk, int idx);
 void mrc_detect_losses(struct mrc_sock *msk, u64 now_us);
 
 /* output.c */
@@ -657,7 +602,6 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx);
 void __mrc_push(struct mrc_sock *msk, bool flush);
 bool mrc_tail_held(struct mrc_sock *msk, const struct sk_buff *skb);
 u32 mrc_burst_len(const struct mrc_sock *msk);
-void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when);
 
 /* mrc_push() - send what the windows allow (__mrc_push(), holding a corked tail) */
 static inline void mrc_push(struct mrc_sock *msk)
@@ -673,18 +617,24 @@ void mrc_send_synack(struct mrc_net *mn, struct sk_buff *skb, const struct mrchd
 		     u32 server_id, u32 server_isn, const struct mrc_hs_payload *hs);
 void mrc_send_hsack(struct mrc_sock *msk);
 int mrc_queue_fin(struct mrc_sock *msk);
+void mrc_routes_release(struct mrc_route *routes, u16 n);
 void mrc_retransmit_lost(struct mrc_sock *msk);
-void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote);
-u8 mrc_sock_prio(const struct mrc_sock *msk);
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
-int mrc_pick_ev(struct mrc_sock *msk, int avoid);
-int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp);
-struct mrc_ev_range;
-void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range);
 void mrc_probe_retired(struct mrc_sock *msk);
-struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
 void mrc_window_update(struct mrc_sock *msk);
 u32 mrc_rcv_wnd(struct mrc_sock *msk);
+
+/* ev_sock.c */
+int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp);
+int mrc_pick_ev(struct mrc_sock *msk, int avoid);
+int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore);
+int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
+struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
+void mrc_retire_ev(struct mrc_sock *msk, int idx);
+void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when);
+void mrc_probe_answered(struct mrc_sock *msk, u16 port);
+void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample);
+void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr);
 
 /* icmp.c */
 int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb);
@@ -716,8 +666,10 @@ void mrc_timers_stop(struct mrc_sock *msk);
 void mrc_arm_rto(struct mrc_sock *msk);
 void mrc_arm_rack(struct mrc_sock *msk, u64 in_us);
 void mrc_arm_delack(struct mrc_sock *msk);
+void mrc_arm_ack_timer(struct mrc_sock *msk, u32 us);
 void mrc_rto_fire(struct mrc_sock *msk);
 void mrc_delack_fire(struct mrc_sock *msk);
+void mrc_release_cb(struct sock *sk);
 void mrc_keepalive(struct sock *sk, int on);
 u32 mrc_keepidle(const struct mrc_sock *msk);
 u32 mrc_keepintvl(const struct mrc_sock *msk);

@@ -83,6 +83,30 @@ static inline bool mrc_ts_before(u32 a, u32 b)
 	return (s32)(a - b) < 0;
 }
 
+/* Out-of-order data: ACKed within this long, or at MRC_OOO_ACK_SEGS packets */
+#define MRC_OOO_ACK_MAX_US	200
+#define MRC_OOO_ACK_MIN_US	20
+#define MRC_OOO_ACK_SEGS	16
+
+/**
+ * mrc_ooo_ack_delay_us() - how long an ACK of out-of-order data may wait
+ * @rtt_us: the receiver's RTT estimate (0: none yet)
+ *
+ * Spraying reorders all the time: an ACK at once for every packet that
+ * arrived out of order doubled the ACKs of a multipath flow, and each one
+ * walks the out-of-order tree for its SACK words.  As TCP compresses its
+ * SACKs (tcp_comp_sack_delay_ns), a twentieth of the RTT, at most
+ * MRC_OOO_ACK_MAX_US: a loss is reported that much later at worst.
+ * Return: microseconds.
+ */
+static inline u32 mrc_ooo_ack_delay_us(u32 rtt_us)
+{
+	u32 d = rtt_us ? rtt_us / 20 : MRC_OOO_ACK_MAX_US;
+
+	return d < MRC_OOO_ACK_MIN_US ? MRC_OOO_ACK_MIN_US :
+	       d > MRC_OOO_ACK_MAX_US ? MRC_OOO_ACK_MAX_US : d;
+}
+
 void mrc_rtt_init(struct mrc_rtt *r, u32 min_rto_us, u32 max_rto_us);
 void mrc_rtt_sample(struct mrc_rtt *r, u32 sample_us);
 u32 mrc_rtt_rto(const struct mrc_rtt *r, unsigned int backoff);

@@ -27,3 +27,19 @@ u64 mrc_sack_bitmap(const u32 *psns, unsigned int n, u32 rcv_nxt)
 	return bits;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_sack_bitmap);
+
+/**
+ * mrc_sack_words_used() - how many words of a SACK field to send
+ * @words: the field, words[0] the header's
+ * @n: its words
+ *
+ * Return: 1 + the index of the last non-zero word, 1 when only the
+ * header's (or none) has bits: MRC_F_SACKX then carries the rest.
+ */
+unsigned int mrc_sack_words_used(const u64 *words, unsigned int n)
+{
+	while (n > 1 && !words[n - 1])
+		n--;
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_sack_words_used);

@@ -72,7 +72,11 @@ void mrc_sock_init(struct mrc_sock *msk)
 		     READ_ONCE(msk->mn->cfg.max_rto_us));
 	msk->cc.cwnd = READ_ONCE(msk->mn->cfg.init_cwnd);
 	msk->cc.ssthresh = U32_MAX;
+	msk->reo_mult = 1;
 	msk->mss = 1200;
+	/* as tcp_init_sock(): MRC's own initial sizes (net.mrc.wmem/rmem) */
+	WRITE_ONCE(sk->sk_sndbuf, READ_ONCE(mrc_wmem[1]));
+	WRITE_ONCE(sk->sk_rcvbuf, READ_ONCE(mrc_rmem[1]));
 	msk->sndbuf_init = sk->sk_sndbuf;
 	msk->rcv_ratio = 128;
 	msk->probe_scan_at = jiffies;
@@ -106,6 +110,9 @@ void mrc_destruct(struct sock *sk)
 	mrc_orphan_del(msk);
 	kfree(msk->evs);
 	msk->evs = NULL;
+	mrc_routes_release(msk->ev_routes, msk->ev_cap);
+	kfree(msk->ev_routes);
+	msk->ev_routes = NULL;
 	sk_mem_reclaim_final(sk);
 	WARN_ON_ONCE(sk->sk_forward_alloc);
 	sk_sockets_allocated_dec(sk);
@@ -650,6 +657,74 @@ static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *ms
 	return skb;
 }
 
+/**
+ * mrc_alloc_frag_segment() - a full segment, copied once into a page fragment
+ * @msk: connection (socket lock held)
+ * @msg: the data
+ * @len: bytes of @msg to take (one MSS)
+ * @prio: its priority
+ *
+ * As tcp_sendmsg() copies into sk_page_frag(): the data lands in a page
+ * fragment with room for its MRC header in front, so that a burst sends the
+ * queued bytes by reference (mrc_send_burst()), and a single transmission
+ * is a fresh header and a reference to the same page.  Consecutive segments
+ * are consecutive in the page, so a burst of 44 takes a few skb frags.
+ *
+ * Return: the skb; NULL when no page was had (the caller copies into a
+ * linear segment instead), ERR_PTR(-ENOMEM) when the caller should wait for
+ * memory, -ENOBUFS or -EFAULT.
+ */
+static struct sk_buff *mrc_alloc_frag_segment(struct mrc_sock *msk, struct msghdr *msg,
+					      size_t len, u8 prio)
+{
+	const unsigned int room = sizeof(struct mrchdr);
+	struct sock *sk = &msk->sk;
+	struct page_frag *pfrag = sk_page_frag(sk);
+	struct sk_buff *skb;
+
+	sock_owned_by_me(sk);
+	/* a page frag is at most 32 KiB (a loopback MSS is not): copy those */
+	if (room + len > PAGE_SIZE << SKB_FRAG_PAGE_ORDER ||
+	    !skb_page_frag_refill(room + len, pfrag, sk->sk_allocation))
+		return NULL;
+	if (pfrag->size - pfrag->offset < room + len) {
+		/*
+		 * An order-0 fallback page of an earlier refill, ours alone:
+		 * refill would hand it back for ever; try a large one again.
+		 */
+		put_page(pfrag->page);
+		pfrag->page = NULL;
+		if (!skb_page_frag_refill(room + len, pfrag, sk->sk_allocation) ||
+		    pfrag->size - pfrag->offset < room + len)
+			return NULL;
+	}
+	skb = alloc_skb(0, sk->sk_allocation);
+	if (!skb)
+		return ERR_PTR(-ENOBUFS);
+	if (!sk_wmem_schedule(sk, skb->truesize + room + len)) {
+		if (!skb_queue_empty(&sk->sk_write_queue)) {
+			kfree_skb(skb);
+			return ERR_PTR(-ENOMEM);
+		}
+		mrc_count(msk->mn, MRC_C_MEM_FORCED);
+	}
+	if (!copy_from_iter_full(page_address(pfrag->page) + pfrag->offset + room, len,
+				 &msg->msg_iter)) {
+		kfree_skb(skb);
+		return ERR_PTR(-EFAULT);
+	}
+	get_page(pfrag->page);
+	skb_fill_page_desc(skb, 0, pfrag->page, pfrag->offset + room, len);
+	pfrag->offset += room + len;
+	skb->len = len;
+	skb->data_len = len;
+	skb->truesize += room + len;
+	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
+	MRC_SKB_CB(skb)->prio = prio;
+	MRC_SKB_CB(skb)->hdr_room = 1;
+	return skb;
+}
+
 /*
  * The truesize alloc_skb() will give a segment of @room bytes: its head is
  * a kmalloc bucket, often twice @room (16 KiB takes 32 KiB).  The send
@@ -874,6 +949,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	while (copied < len) {
 		struct sk_buff *skb;
 		int filled;
+		bool frag;
 
 		filled = mrc_fill_tail(msk, msg, len - copied, prio);
 		if (filled < 0) {
@@ -891,10 +967,14 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 						   SKB_TRUESIZE(0), 256));
 		/* a held tail gets room to grow to a full segment */
 		room = msk->cork || msk->more ? max_t(size_t, chunk, msk->mss) : chunk;
-		err = mrc_send_wait(msk, &timeo, mrc_seg_truesize(room));
+		frag = chunk == msk->mss && room == chunk;
+		err = mrc_send_wait(msk, &timeo, frag ? mrc_frag_seg_truesize(chunk) :
+							mrc_seg_truesize(room));
 		if (err)
 			break;
-		skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false, room);
+		skb = frag ? mrc_alloc_frag_segment(msk, msg, chunk, prio) : NULL;
+		if (!skb)
+			skb = mrc_alloc_segment(msk, msg, chunk, 0, prio, false, room);
 		if (skb == ERR_PTR(-ENOMEM)) {
 			err = mrc_wait_memory(msk, &timeo);
 			if (err)
@@ -1059,6 +1139,8 @@ wait:
 	}
 	if (!peek) {
 		msk->rcv_starved = 0;
+		if (copied > 0)
+			mrc_rcv_space_adjust(msk, copied);
 		mrc_window_update(msk);
 	}
 out:

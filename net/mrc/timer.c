@@ -118,11 +118,32 @@ void mrc_arm_rack(struct mrc_sock *msk, u64 in_us)
 	sk_reset_timer(&msk->sk, &msk->rto_timer, expires);
 }
 
+/**
+ * mrc_arm_ack_timer() - an ACK is owed within @us at the latest
+ * @msk: connection (socket lock held)
+ * @us: microseconds
+ *
+ * The delayed ACK is an hrtimer: a jiffies timer rounds its 1 ms up to a
+ * tick (4 ms at HZ=250).  Soft mode runs it in softirq, as timers run.  It
+ * holds a socket reference while queued, as sk_reset_timer()'s do.  A
+ * timer queued to fire no later stays; a later one is moved earlier: its
+ * cancel hands its reference to the new start.
+ */
+void mrc_arm_ack_timer(struct mrc_sock *msk, u32 us)
+{
+	struct hrtimer *t = &msk->delack_timer;
+
+	sock_owned_by_me(&msk->sk);
+	if (hrtimer_is_queued(t) && ktime_to_us(hrtimer_get_remaining(t)) <= us)
+		return;
+	if (hrtimer_try_to_cancel(t) != 1)
+		sock_hold(&msk->sk);
+	hrtimer_start(t, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+}
+
 void mrc_arm_delack(struct mrc_sock *msk)
 {
-	if (!timer_pending(&msk->delack_timer))
-		sk_reset_timer(&msk->sk, &msk->delack_timer,
-			       jiffies + max_t(unsigned long, 1, usecs_to_jiffies(MRC_DELACK_US)));
+	mrc_arm_ack_timer(msk, MRC_DELACK_US);
 }
 
 /*
@@ -466,11 +487,12 @@ static void mrc_rto_timer(struct timer_list *t)
 	mrc_timer_common(msk, MRC_DEFER_RTO, mrc_rto_fire);
 }
 
-static void mrc_delack_timer(struct timer_list *t)
+static enum hrtimer_restart mrc_delack_timer(struct hrtimer *t)
 {
-	struct mrc_sock *msk = from_timer(msk, t, delack_timer);
+	struct mrc_sock *msk = container_of(t, struct mrc_sock, delack_timer);
 
 	mrc_timer_common(msk, MRC_DEFER_DELACK, mrc_delack_fire);
+	return HRTIMER_NORESTART;
 }
 
 static void mrc_keepalive_timer(struct timer_list *t)
@@ -520,7 +542,8 @@ void mrc_release_cb(struct sock *sk)
 void mrc_timers_init(struct mrc_sock *msk)
 {
 	timer_setup(&msk->rto_timer, mrc_rto_timer, 0);
-	timer_setup(&msk->delack_timer, mrc_delack_timer, 0);
+	hrtimer_init(&msk->delack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	msk->delack_timer.function = mrc_delack_timer;
 	timer_setup(&msk->keepalive_timer, mrc_keepalive_timer, 0);
 	timer_setup(&msk->path_timer, mrc_path_timer, 0);
 }
@@ -531,7 +554,9 @@ void mrc_timers_stop(struct mrc_sock *msk)
 	msk->rack_armed = 0;
 	msk->rto_deferred = 0;
 	sk_stop_timer(&msk->sk, &msk->rto_timer);
-	sk_stop_timer(&msk->sk, &msk->delack_timer);
+	/* as sk_stop_timer(): a cancelled timer's reference goes with it */
+	if (hrtimer_try_to_cancel(&msk->delack_timer) == 1)
+		__sock_put(&msk->sk);
 	sk_stop_timer(&msk->sk, &msk->keepalive_timer);
 	sk_stop_timer(&msk->sk, &msk->path_timer);
 }

@@ -36,30 +36,32 @@ TRACE_EVENT(mrc_state,
 );
 
 DECLARE_EVENT_CLASS(mrc_ev_class,
-	TP_PROTO(u32 local_id, u16 port),
-	TP_ARGS(local_id, port),
+	TP_PROTO(u32 local_id, u16 port, u8 path),
+	TP_ARGS(local_id, port, path),
 	TP_STRUCT__entry(
 		__field(u32, local_id)
 		__field(u16, port)
+		__field(u8, path)
 	),
 	TP_fast_assign(
 		__entry->local_id = local_id;
 		__entry->port = port;
+		__entry->path = path;
 	),
-	TP_printk("conn=%u ev=%u", __entry->local_id, __entry->port)
+	TP_printk("conn=%u ev=%u path=%u", __entry->local_id, __entry->port, __entry->path)
 );
 
 DEFINE_EVENT(mrc_ev_class, mrc_ev_retire,
-	TP_PROTO(u32 local_id, u16 port),
-	TP_ARGS(local_id, port));
+	TP_PROTO(u32 local_id, u16 port, u8 path),
+	TP_ARGS(local_id, port, path));
 
 DEFINE_EVENT(mrc_ev_class, mrc_ev_readmit,
-	TP_PROTO(u32 local_id, u16 port),
-	TP_ARGS(local_id, port));
+	TP_PROTO(u32 local_id, u16 port, u8 path),
+	TP_ARGS(local_id, port, path));
 
 DEFINE_EVENT(mrc_ev_class, mrc_probe,
-	TP_PROTO(u32 local_id, u16 port),
-	TP_ARGS(local_id, port));
+	TP_PROTO(u32 local_id, u16 port, u8 path),
+	TP_ARGS(local_id, port, path));
 
 TRACE_EVENT(mrc_loss,
 	TP_PROTO(u32 local_id, u32 psn, u16 port, int rule),

@@ -8,6 +8,7 @@
 #include <kunit/visibility.h>
 
 #include "protocol.h"
+#include "wire.h"
 
 /**
  * mrc_hdr_check() - validate a received MRC header
@@ -45,10 +46,17 @@ enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 		break;
 	case MRC_T_DATA:
 		break;
+	case MRC_T_ACK:
+		if (!(h->flags & MRC_F_SACKX) ? plen :
+		    !plen || plen % sizeof(__be64) || plen > MRC_SACKX_WORDS * sizeof(__be64))
+			return MRC_C_RX_DROP_LEN;
+		break;
 	default:
 		if (plen)
 			return MRC_C_RX_DROP_LEN;
 	}
+	if ((h->flags & MRC_F_SACKX) && h->type != MRC_T_ACK)
+		return MRC_C_RX_DROP_TYPE;
 	/*
 	 * Only a SYN goes to nobody; everything else names its receiver.  Only
 	 * a RST refusing a SYN comes from nobody.

@@ -132,7 +132,7 @@ static int well_formed(uint8_t *b, int type, int flags, int plen)
 	if (type == T_SYN)
 		dst = 0;
 	memset(b, 0, HDR_LEN);
-	b[0] = 1;
+	b[0] = MRC_WIRE_VERSION;
 	b[1] = type;
 	b[2] = flags;
 	b[3] = rnd(8);
@@ -177,19 +177,19 @@ static int build(uint8_t *b, int cat)
 		for (int i = 0; i < len; i++)
 			b[i] = rnd32();
 		if (len && rnd(2))
-			b[0] = 1;
+			b[0] = MRC_WIRE_VERSION;
 		return len;
 	case C_VERSION:
 		type = 1 + rnd(6);
 		len = well_formed(b, type, valid_flags(), type_plen(type));
-		do b[0] = rnd32(); while (b[0] == 1);
+		do b[0] = rnd32(); while (b[0] == MRC_WIRE_VERSION);
 		return len;
 	case C_TYPE:
 		type = 1 + rnd(6);
 		len = well_formed(b, type, 0, type_plen(type));
 		switch (rnd(3)) {
 		case 0: b[1] = rnd(2) ? 0 : 7 + rnd(249); break;
-		case 1: b[2] = 0x20 | (rnd32() & 0xe0) | rnd(32); break;
+		case 1: b[2] = 0x40 | (rnd32() & 0xc0) | rnd(64); break;
 		default: b[3] = 8 + rnd(248); break;
 		}
 		return len;
@@ -255,7 +255,7 @@ static int build(uint8_t *b, int cat)
 		for (int i = 0; i < len; i++)
 			b[i] = rnd32();
 		if (len && rnd(2))
-			b[0] = 1;
+			b[0] = MRC_WIRE_VERSION;
 		return len;
 	case C_FLIP:
 		type = 1 + rnd(6);

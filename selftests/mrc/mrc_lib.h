@@ -14,6 +14,12 @@
 #include <sys/socket.h>
 #include <linux/mrc.h>
 
+/*
+ * The wire version the crafted-packet tools speak: net/mrc/wire.h's
+ * MRC_VERSION (the wire format is not uapi; sockets never see it).
+ */
+#define MRC_WIRE_VERSION	2
+
 /* The family number the loaded module registered (module parameter). */
 static inline int mrc_family(void)
 {

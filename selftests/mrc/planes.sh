@@ -254,6 +254,18 @@ gap_ok() {
 }
 # rtt_sample N: conn show of a, kept for rtt_eval (one process now, the
 # parsing after the transfer)
+# loss_stats NS: a's loss-recovery counters on one line, and loss_delta A B
+# what B adds to A: printed beside a failover's gap, to tell a stall of the
+# emulator from a recovery that took extra rounds (RACK, RTO, resends)
+loss_stats() {
+	ip netns exec "$1" awk '$1 ~ /^(LossRack|LossSameEv|RtoExpired|SpuriousRto|Retransmits|EvRetired)$/ {
+		printf "%s=%s ", $1, $2 }' /proc/net/mrc_stats
+}
+loss_delta() {
+	awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= n; i++) { split(x[i], p, "="); split(y[i], q, "=")
+			printf "%s +%d ", p[1], q[2] - p[2] } }'
+}
 rtt_sample() { mrcctl -n $NS_A -j conn show > "$out/rtt.$1" 2>/dev/null; }
 # rtt_eval: RTT, the loaded path RTT (ms): the mean of a's connection's
 # smoothed RTT in the samples taken while it carried the transfer; the
@@ -382,7 +394,7 @@ fi
 # Plane 1's leaf (a's) blackholed silently 3 s into a 12 s transfer: loss
 # detection on its EVs, the gap below 3 loaded RTTs.
 if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
-	r0=$(mrc_stat $NS_A EvRetired)
+	r0=$(mrc_stat $NS_A EvRetired) l0=$(loss_stats $NS_A)
 	bh_cmds=$(leaf_blackhole_cmds 1 1)
 	batch_open "$(plane_leaf 1 1)" tc
 	xfer_bg 7202 12
@@ -394,13 +406,14 @@ if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
 	xfer_end
 	batch_close "$BATCH_FD" "$BATCH_PID"
 	fabric_leaf_heal 1 1
-	r1=$(mrc_stat $NS_A EvRetired)
+	r1=$(mrc_stat $NS_A EvRetired) l1=$(loss_stats $NS_A)
 	cut=$(cut_off 1 "$(plus "$tf1" 0.3)" "$XFER_END")
 	rtt_eval
 	tf0=$(rel "$tf0") tf1=$(rel "$tf1")
 	fail_gap "$tf0" "$tf1"
 	bound=$(awk -v r="$RTT" 'BEGIN { print 3 * r }')
 	echo "# leaf blackholed at ${tf0}-${tf1} s; loaded srtt samples (us):$RTT_SAMPLES; EvRetired +$((r1 - r0)); plane 1's share after $cut %"
+	echo "# a's loss recovery over the transfer: $(loss_delta "$l0" "$l1")"
 	inside "$tf1"
 	inw=$(( $? == 0 && cut <= 1 ))
 	tap_result $(( inw && XFER_OK && r1 > r0 )) \
@@ -416,7 +429,7 @@ fi
 # re-admitted and it carries >= 20 % of the bytes from 1.5 s after the heal
 # to the end (at least 2 s of it).
 if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
-	a0=$(mrc_stat $NS_A EvReadmitted)
+	a0=$(mrc_stat $NS_A EvReadmitted) l0=$(loss_stats $NS_A)
 	bh1=$(leaf_blackhole_cmds 2 1) bh2=$(leaf_blackhole_cmds 2 2)
 	heal1=$(leaf_heal_cmds 2 1) heal2=$(leaf_heal_cmds 2 2)
 	batch_open "$(plane_leaf 2 1)" tc
@@ -444,7 +457,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	read -ra d <<< "$(sampled "$tw" "$XFER_END")"
 	d1=${d[0]:-0} d2=${d[1]:-0}
 	cut=$(cut_off 2 "$(plus "$tb1" 0.3)" "$th0")
-	a1=$(mrc_stat $NS_A EvReadmitted)
+	a1=$(mrc_stat $NS_A EvReadmitted) l1=$(loss_stats $NS_A)
 	evs=$(conn_plane_evs 2 "$out/conn")
 	conn_paths "$out/conn"
 	rtt_eval
@@ -456,6 +469,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	fail_gap "$tb0" "$tb1"
 	bound=$(awk -v r="$RTT" 'BEGIN { print 3 * r }')
 	echo "# plane 2 blackholed at ${tb0}-${tb1} s (its share then $cut %), healed at ${th0}-${th1} s, bytes counted from ${tw} s: plane 1 $d1, plane 2 $d2; active EVs on plane 2: $evs; EvReadmitted +$((a1 - a0))"
+	echo "# a's loss recovery over the transfer: $(loss_delta "$l0" "$l1")"
 	inside "$tw"
 	inw=$(( $? == 0 && cut <= 1 ))
 	n=$evs

@@ -50,6 +50,7 @@ typedef __u64 __be64;
 #define U32_MAX		((u32)~0U)
 #define U64_MAX		((u64)~0ULL)
 #define BIT(n)		(1UL << (n))
+#define BIT_ULL(n)	(1ULL << (n))
 
 #define min(a, b)	({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); _a < _b ? _a : _b; })
 #define max(a, b)	({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); _a > _b ? _a : _b; })
@@ -100,6 +101,7 @@ struct list_head { struct list_head *next, *prev; };
 struct rb_root { void *rb_node; };
 struct rcu_head { void *next; void (*func)(struct rcu_head *); };
 struct timer_list { unsigned long expires; };
+struct hrtimer { long long expires; };
 struct percpu_counter { s64 count; };
 typedef struct { int sim_opaque; } spinlock_t;
 struct mutex { int sim_opaque; };

@@ -15,11 +15,13 @@
 -- packet of a burst, mrc.burst: several DATA packets in one GSO datagram,
 -- as a capture on the sending host shows them).
 
-local MRC_VERSION = 1
+local MRC_VERSION = 2
 local MRC_HDR_LEN = 48
 local MRC_HS_LEN = 16
 local MRC_SACK_BITS = 64
-local MRC_F_ALL = 0x1f
+local MRC_F_ALL = 0x3f
+local MRC_F_SACKX = 0x20
+local MRC_SACKX_WORDS = 31
 local MRC_DEFAULT_UDP_PORT = 4797
 
 local T_SYN, T_SYNACK, T_HSACK, T_DATA, T_ACK, T_RST = 1, 2, 3, 4, 5, 6
@@ -40,6 +42,7 @@ local flag_bits = {
 	{ 0x04, "ACKNOW" },
 	{ 0x08, "PROBE" },
 	{ 0x10, "CE" },
+	{ 0x20, "SACKX" },
 }
 
 local mrc = Proto("mrc", "Multipath Reliable Connection")
@@ -53,7 +56,9 @@ local f = {
 	flag_acknow = ProtoField.bool("mrc.flags.acknow", "ACKNOW (acknowledge at once)", 8, nil, 0x04),
 	flag_probe = ProtoField.bool("mrc.flags.probe", "PROBE (EV probe or its answer)", 8, nil, 0x08),
 	flag_ce = ProtoField.bool("mrc.flags.ce", "CE (acknowledged data was CE-marked)", 8, nil, 0x10),
-	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0xe0),
+	flag_sackx = ProtoField.bool("mrc.flags.sackx", "SACKX (the payload continues the SACK bitmap)",
+		8, nil, 0x20),
+	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0xc0),
 	priority = ProtoField.uint8("mrc.priority", "Priority", base.DEC),
 	sport = ProtoField.uint16("mrc.sport", "Source port", base.DEC),
 	dport = ProtoField.uint16("mrc.dport", "Destination port", base.DEC),
@@ -66,6 +71,7 @@ local f = {
 	sack_count = ProtoField.uint8("mrc.sack.count", "PSNs selectively acknowledged", base.DEC),
 	sack_psn = ProtoField.uint32("mrc.sack.psn", "SACKed PSN", base.DEC),
 	sack_range = ProtoField.string("mrc.sack.range", "SACKed range"),
+	sackx = ProtoField.bytes("mrc.sackx", "SACK bitmap continued (64 PSNs a word)"),
 	tsval = ProtoField.uint32("mrc.tsval", "Timestamp value (us)", base.DEC),
 	tsecr = ProtoField.uint32("mrc.tsecr", "Timestamp echo reply (us)", base.DEC),
 	rcv_wnd = ProtoField.uint32("mrc.rcv_wnd", "Receive window (bytes)", base.DEC),
@@ -97,11 +103,13 @@ local e = {
 		expert.group.MALFORMED, expert.severity.ERROR),
 	payload = ProtoExpert.new("mrc.bad_payload", "Payload in a packet type that has none",
 		expert.group.MALFORMED, expert.severity.ERROR),
+	sackx = ProtoExpert.new("mrc.bad_sackx", "SACKX payload is not 1..31 words of 8 bytes",
+		expert.group.MALFORMED, expert.severity.ERROR),
 	ids = ProtoExpert.new("mrc.bad_ids", "Connection IDs break the rules (receiver drops it)",
 		expert.group.PROTOCOL, expert.severity.WARN),
 }
 mrc.experts = { e.short, e.version, e.type, e.flags, e.priority, e.len, e.hs_len,
-	e.payload, e.ids }
+	e.payload, e.sackx, e.ids }
 
 mrc.prefs.udp_port = Pref.uint("UDP port", MRC_DEFAULT_UDP_PORT,
 	"UDP port of the MRC tunnel sockets (net.mrc config udp-port)")
@@ -136,24 +144,34 @@ local function flag_names(flags)
 	return names
 end
 
--- The SACK bitmap: bit i set means PSN ack_psn + 1 + i arrived.  Adds the
--- bitmap, then each PSN it acknowledges and the runs of them as ranges.
-local function add_sack(tree, tvb, off, ack_psn)
-	local range = tvb(off, 8)
-	local hi, lo = tvb(off, 4):uint(), tvb(off + 4, 4):uint()
+-- The SACK bitmap: bit i set means PSN ack_psn + 1 + i arrived; the
+-- header's 64 bits, then NX words of an ACK flagged SACKX (its payload).
+-- Adds the bitmap, then each PSN it acknowledges and the runs of them as
+-- ranges.
+local function add_sack(tree, tvb, ack_psn, nx)
+	local range = tvb(24, 8)
+	local hi, lo = tvb(24, 4):uint(), tvb(28, 4):uint()
 	local sack_tree = tree:add(f.sack, range)
-	if hi == 0 and lo == 0 then
+	if nx > 0 then
+		sack_tree:add(f.sackx, tvb(MRC_HDR_LEN, 8 * nx))
+	end
+	if hi == 0 and lo == 0 and nx == 0 then
 		sack_tree:add(f.sack_count, range, 0):set_generated()
 		return 0
 	end
 	local psns, runs = {}, {}
 	local run_start
-	for i = 0, MRC_SACK_BITS do
+	local total = MRC_SACK_BITS * (1 + nx)
+	for i = 0, total do
 		local set = false
-		if i < 32 then
-			set = bit_set(lo, i)
-		elseif i < 64 then
-			set = bit_set(hi, i - 32)
+		if i < total then
+			local w, b = math.floor(i / 64), i % 64
+			local off = w == 0 and 24 or MRC_HDR_LEN + 8 * (w - 1)
+			if b < 32 then
+				set = bit_set(tvb(off + 4, 4):uint(), b)
+			else
+				set = bit_set(tvb(off, 4):uint(), b - 32)
+			end
 		end
 		if set then
 			psns[#psns + 1] = i
@@ -260,6 +278,7 @@ local function dissect(tvb, pinfo, tree)
 	fi:add(f.flag_acknow, tvb(2, 1))
 	fi:add(f.flag_probe, tvb(2, 1))
 	fi:add(f.flag_ce, tvb(2, 1))
+	fi:add(f.flag_sackx, tvb(2, 1))
 	fi:add(f.flag_reserved, tvb(2, 1))
 	if flags > MRC_F_ALL then
 		fi:add_proto_expert_info(e.flags)
@@ -280,7 +299,14 @@ local function dissect(tvb, pinfo, tree)
 	end
 	t:add(f.psn, tvb(16, 4))
 	t:add(f.ack_psn, tvb(20, 4))
-	local nsack = add_sack(t, tvb, 24, ack_psn)
+	-- an ACK's SACK words, when the capture kept them all
+	local nx = 0
+	local sackx = ptype == T_ACK and math.floor(flags / MRC_F_SACKX) % 2 == 1
+	if sackx and plen > 0 and plen % 8 == 0 and plen <= 8 * MRC_SACKX_WORDS and
+	   tvb:len() >= MRC_HDR_LEN + plen then
+		nx = plen / 8
+	end
+	local nsack = add_sack(t, tvb, ack_psn, nx)
 	t:add(f.tsval, tvb(32, 4))
 	t:add(f.tsecr, tvb(36, 4))
 	t:add(f.rcv_wnd, tvb(40, 4))
@@ -323,6 +349,9 @@ local function dissect(tvb, pinfo, tree)
 	pinfo.cols.info = info
 
 	if payload_len <= 0 then
+		if sackx then
+			li:add_proto_expert_info(e.sackx)
+		end
 		return
 	end
 	if ptype == T_SYNACK or ptype == T_HSACK then
@@ -337,6 +366,13 @@ local function dissect(tvb, pinfo, tree)
 			hs:add(f.hs_slot, tvb(MRC_HDR_LEN + 8, 4))
 			hs:add(f.hs_mss, tvb(MRC_HDR_LEN + 12, 4))
 			t:set_len(MRC_HDR_LEN + MRC_HS_LEN)
+			return
+		end
+	elseif sackx then
+		if payload_len % 8 ~= 0 or payload_len > 8 * MRC_SACKX_WORDS then
+			li:add_proto_expert_info(e.sackx)
+		else
+			t:set_len(MRC_HDR_LEN + payload_len)
 			return
 		end
 	elseif ptype ~= T_DATA and type_names[ptype] then

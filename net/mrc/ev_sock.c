@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A connection's entropy values: ev.c's decisions, which work on plain
+ * state, applied to a struct mrc_sock.  Drawing its EVs from the
+ * namespace's range and EV policies, picking one for each packet, finding
+ * one by port or by a queued segment, retiring, probing and re-admitting
+ * them, and crediting them with what the peer's packets tell: RTT samples
+ * and echoes.  All under the connection's socket lock.
+ */
+#include "protocol.h"
+#include "trace.h"
+#include "ev.h"
+#include "netlink.h"
+
+static bool mrc_ev_port_allowed(const void *ctx, u16 port)
+{
+	const struct mrc_sock *msk = ctx;
+
+	return mrc_policy_allows(msk->mn, &msk->remote, port);
+}
+
+static u32 mrc_ev_port_next_allowed(const void *ctx, u32 port)
+{
+	const struct mrc_sock *msk = ctx;
+
+	return mrc_policy_next_allowed(msk->mn, &msk->remote, port);
+}
+
+/* Where fresh EVs come from: the namespace's range, filtered by its policies. */
+static void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range)
+{
+	range->port_min = READ_ONCE(msk->mn->cfg.ev_port_min);
+	range->port_max = READ_ONCE(msk->mn->cfg.ev_port_max);
+	if (range->port_max < range->port_min)
+		swap(range->port_max, range->port_min);
+	range->allowed = mrc_ev_port_allowed;
+	range->next_allowed = mrc_ev_port_next_allowed;
+	range->ctx = msk;
+}
+
+/**
+ * mrc_init_evs() - (re)draw the connection's entropy values
+ * @msk: connection (socket lock held)
+ * @count: active EVs wanted
+ * @gfp: allocation flags
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
+{
+	struct mrc_ev_range range;
+	struct mrc_route *routes;
+	struct mrc_ev *evs;
+	u16 cap;
+
+	sock_owned_by_me(&msk->sk);
+	count = clamp(count, 1U, (unsigned int)MRC_MAX_EVS);
+	cap = 2 * count;
+	evs = kcalloc(cap, sizeof(*evs), gfp);
+	routes = kcalloc(cap, sizeof(*routes), gfp);
+	if (!evs || !routes) {
+		kfree(evs);
+		kfree(routes);
+		return -ENOMEM;
+	}
+	mrc_ev_range_init(msk, &range);
+	mrc_evs_init(evs, cap, count, &range, &msk->ev_born);
+	kfree(msk->evs);
+	mrc_routes_release(msk->ev_routes, msk->ev_cap);
+	kfree(msk->ev_routes);
+	msk->ev_routes = routes;
+	msk->evs = evs;
+	msk->ev_cap = cap;
+	msk->ev_count = count;
+	return 0;
+}
+
+/* Every EV retired: fall back to the one the packet avoided, or the first. */
+static int mrc_ev_or_fallback(int idx, int avoid)
+{
+	return idx >= 0 ? idx : avoid >= 0 ? avoid : 0;
+}
+
+/**
+ * mrc_pick_ev() - EV slot for the next packet, by weighted choice
+ * @msk: connection (socket lock held)
+ * @avoid: slot to avoid (the one a lost packet used), or -1
+ *
+ * Return: a slot index; every connection keeps at least one active EV.
+ */
+int mrc_pick_ev(struct mrc_sock *msk, int avoid)
+{
+	return mrc_ev_or_fallback(mrc_ev_pick(msk->evs, msk->ev_cap, avoid), avoid);
+}
+
+/*
+ * The EV for a pure ACK (mrc_ev_pick_ack()): one the peer echoed lately;
+ * every MRC_EV_ACK_EXPLORE-th ACK that others follow may @explore any.
+ */
+int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
+{
+	unsigned long since = jiffies - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS);
+
+	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid, since,
+						  explore), avoid);
+}
+
+/*
+ * The EV for resending segment @cb, lost on the EV it was last sent on:
+ * one that delivered something sent later and lately (mrc_ev_alive_since()),
+ * else one that has delivered.  The avoided slot (and its path) is the one
+ * the segment went out on only while the slot still holds that EV: a slot
+ * freed and reused since belongs to another path.
+ */
+int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
+{
+	u64 since = mrc_ev_alive_since(cb->sent_us, msk->newest_delivered_tx_us,
+				       msk->rtt.srtt_us);
+	struct mrc_ev *lost_on = mrc_ev_of(msk, cb);
+	int avoid = lost_on ? lost_on - msk->evs : -1;
+
+	return mrc_ev_or_fallback(mrc_ev_pick_retransmit_alive(msk->evs, msk->ev_cap, avoid,
+							       since), avoid);
+}
+
+/* The EV a queued segment was last sent on, if its slot still has it. */
+struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
+{
+	struct mrc_ev *ev;
+
+	if (!cb->sent || cb->ev_idx >= msk->ev_cap)
+		return NULL;
+	ev = &msk->evs[cb->ev_idx];
+	return ev->port == cb->ev_port && ev->state != MRC_EV_FREE ? ev : NULL;
+}
+
+/* The EV (active or retired) that uses source port @port, or NULL. */
+static struct mrc_ev *mrc_ev_by_port(struct mrc_sock *msk, u16 port)
+{
+	u16 i;
+
+	for (i = 0; i < msk->ev_cap; i++)
+		if (msk->evs[i].state != MRC_EV_FREE && msk->evs[i].port == port)
+			return &msk->evs[i];
+	return NULL;
+}
+
+static const struct mrc_ev_range *mrc_range(struct mrc_sock *msk, struct mrc_ev_range *r)
+{
+	mrc_ev_range_init(msk, r);
+	return r;
+}
+
+/* Retires EV slot @idx, with a fresh one on its path if @replace. */
+static void mrc_retire_one(struct mrc_sock *msk, int idx, unsigned long probe, bool replace)
+{
+	struct mrc_ev_range range;
+
+	/* the replacement carries the smallest share until it delivers */
+	mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born, probe,
+		      replace);
+	mrc_count(msk->mn, MRC_C_EV_RETIRED);
+	trace_mrc_ev_retire(msk->local_id, msk->evs[idx].port, msk->evs[idx].path);
+	mrc_nl_notify_ev(msk, &msk->evs[idx], true);
+}
+
+/**
+ * mrc_retire_ev() - retire EV slot @idx, which lost a packet
+ * @msk: connection (socket lock held)
+ * @idx: the EV's slot
+ *
+ * A fresh EV replaces it on its path, unless the path went silent
+ * (mrc_ev_path_silent()): then its other active EVs are retired with it,
+ * all probed from now on.  Silence is the whole path's: none of its EVs
+ * delivered anything sent within four RTTs of another path's newest
+ * delivery, so an EV proven earlier is no more alive than the rest.  Most
+ * of them are the replacements made before the silence showed, each at
+ * the smallest share, so each got a packet now and then, lost it, and left
+ * the receiver a hole to wait on: after a leaf died, 32 of them retired
+ * one by one over 100-800 ms, and one hole held delivery for 37 ms, over
+ * the 3-RTT bound (planes.sh).
+ */
+void mrc_retire_ev(struct mrc_sock *msk, int idx)
+{
+	unsigned long probe = jiffies +
+		max(1UL, msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms)));
+	u8 path = msk->evs[idx].path;
+	bool silent = mrc_ev_path_silent(msk->evs, msk->ev_cap, path, msk->rtt.srtt_us);
+	u16 i;
+
+	sock_owned_by_me(&msk->sk);
+	mrc_retire_one(msk, idx, probe, !silent);
+	for (i = 0; silent && i < msk->ev_cap; i++)
+		if (msk->evs[i].state == MRC_EV_ACTIVE && msk->evs[i].path == path)
+			mrc_retire_one(msk, i, probe, false);
+	mrc_probe_scan_soon(msk, probe);
+}
+
+/**
+ * mrc_probe_scan_soon() - a retired EV's first probe is due at @when
+ * @msk: connection (socket lock held)
+ * @when: jiffies
+ */
+void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when)
+{
+	sock_owned_by_me(&msk->sk);
+	if (time_before(when, msk->probe_scan_at))
+		msk->probe_scan_at = when;
+}
+
+/* The peer answered a probe on a retired EV: that path works again. */
+void mrc_probe_answered(struct mrc_sock *msk, u16 port)
+{
+	u16 i;
+
+	for (i = 0; i < msk->ev_cap; i++) {
+		if (msk->evs[i].state != MRC_EV_RETIRED || msk->evs[i].port != port)
+			continue;
+		if (mrc_ev_path_revived(msk->evs, msk->ev_cap, msk->evs[i].path, jiffies))
+			mrc_probe_scan_soon(msk, jiffies);
+		mrc_ev_readmit(msk->evs, msk->ev_cap, i, mrc_path_evs(msk));
+		mrc_count(msk->mn, MRC_C_EV_READMITTED);
+		trace_mrc_ev_readmit(msk->local_id, port, msk->evs[i].path);
+		mrc_nl_notify_ev(msk, &msk->evs[i], false);
+		return;
+	}
+}
+
+/* The echoed timestamp belongs to the packet that travelled on EV @port. */
+void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample)
+{
+	struct mrc_ev *ev = mrc_ev_by_port(msk, port);
+
+	if (ev)
+		mrc_ev_rtt_sample(ev, sample, msk->rtt.srtt_us);
+}
+
+/*
+ * Every packet of the peer names the EV of the last packet it received from
+ * us (ack_ev, with that packet's tsval in tsecr): that EV's path toward the
+ * peer works, which is all a receiver learns about the paths of its ACKs
+ * (mrc_ev_pick_ack()).  The peer repeats one echo in all it sends until our
+ * next packet arrives: one lookup per echo, not per packet.
+ */
+void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr)
+{
+	struct mrc_ev *ev;
+
+	if (!tsecr || (port == msk->echo_port && tsecr == msk->echo_tsecr))
+		return;
+	msk->echo_port = port;
+	msk->echo_tsecr = tsecr;
+	ev = mrc_ev_by_port(msk, port);
+	if (ev)
+		mrc_ev_echoed(ev, jiffies);
+}
