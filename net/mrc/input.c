@@ -596,18 +596,8 @@ static void mrc_data_ack(struct mrc_sock *msk)
 		mrc_send_ack(msk);
 }
 
-/*
- * In-order data wakes the reader only when there is something for it
- * (mrc_readable()), as tcp_data_ready() does: below its SO_RCVLOWAT it
- * would go back to sleep.  What a reader asleep in recvmsg still lacks of
- * its mark (rcv_need), a window that cannot take more (the memory pool
- * refused us, too) or the peer's end wakes it whatever the mark.
- */
 static void mrc_data_wake(struct mrc_sock *msk)
 {
-	if (!mrc_readable(msk) && !(msk->rcv_need && msk->rcv_queued >= msk->rcv_need) &&
-	    !msk->fin_received && mrc_rcv_wnd(msk) > msk->mss)
-		return;
 	if (msk->rx_batch)
 		msk->rx_wake_due = 1;
 	else

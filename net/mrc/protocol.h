@@ -454,9 +454,6 @@ struct mrc_sock {
 				rx_wake_due:1;	/* the batch queued data for the reader */
 	u32			rcv_msgs;	/* whole messages queued (SEQPACKET) */
 	u32			rcv_queued;	/* unread bytes in sk_receive_queue */
-	u32			rcv_need;	/* bytes a stream reader asleep in
-						 * recvmsg still waits for, 0: none
-						 */
 	u32			adv_wnd;	/* window in our last ACK */
 	u32			rcv_promised;	/* PSNs before this fit windows we sent */
 	u8			rcv_ratio;	/* peer's MSS per skb truesize, /256 */
@@ -579,7 +576,6 @@ int mrc_conn_start(struct mrc_sock *msk);
 void mrc_set_state(struct mrc_sock *msk, int state);
 u8 mrc_sock_prio(const struct mrc_sock *msk);
 void mrc_destruct(struct sock *sk);
-bool mrc_readable(struct mrc_sock *msk);
 
 /* state.c */
 void mrc_listen_rcv(struct mrc_sock *lsk, struct sk_buff *skb);

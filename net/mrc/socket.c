@@ -531,35 +531,12 @@ static bool mrc_writeable(struct mrc_sock *msk)
 	       READ_ONCE(msk->sk.sk_wmem_queued) < READ_ONCE(msk->sk.sk_sndbuf) / 2 + 1;
 }
 
-/*
- * The receive buffer has no room for another segment (mrc_rcv_wnd()'s
- * arithmetic, read without the socket lock for poll).
- */
-static bool mrc_rcv_room_short(struct mrc_sock *msk)
+static bool mrc_readable(struct mrc_sock *msk)
 {
-	int space = READ_ONCE(msk->sk.sk_rcvbuf) - atomic_read(&msk->sk.sk_rmem_alloc);
-
-	return space <= 0 ||
-	       ((u64)space * READ_ONCE(msk->rcv_ratio) >> 8) <= READ_ONCE(msk->mss);
-}
-
-/**
- * mrc_readable() - is there something for the reader, as tcp_poll() judges?
- * @msk: connection (lock held or not)
- *
- * A stream reader below its SO_RCVLOWAT is not, unless the buffer cannot
- * take what the mark still needs (tcp_epollin_ready()); a message reader
- * is when a whole message waits.
- * Return: true when poll reports EPOLLIN for the data.
- */
-bool mrc_readable(struct mrc_sock *msk)
-{
-	u32 queued = READ_ONCE(msk->rcv_queued);
-
 	if (msk->sk.sk_type == SOCK_SEQPACKET)
 		return READ_ONCE(msk->rcv_msgs);
-	return queued && (queued >= (u32)sock_rcvlowat(&msk->sk, 0, INT_MAX) ||
-			  mrc_rcv_room_short(msk));
+	return READ_ONCE(msk->rcv_queued) &&
+	       READ_ONCE(msk->rcv_queued) >= (u32)sock_rcvlowat(&msk->sk, 0, INT_MAX);
 }
 
 static __poll_t mrc_poll(struct file *file, struct socket *sock, poll_table *wait)
@@ -1158,16 +1135,7 @@ wait:
 				err = sock_intr_errno(timeo);
 			break;
 		}
-		/*
-		 * What it still lacks of its low-water mark wakes it, not the
-		 * whole mark: the wakeup rule counts only what is queued, and
-		 * a reader that took part of the mark slept through the rest
-		 * (as TCP's does, until a timeout or more data).
-		 */
-		if (!seqpacket)
-			msk->rcv_need = target > copied ? target - copied : 1;
 		mrc_recv_wait(sk, &timeo);
-		msk->rcv_need = 0;
 	}
 	if (!peek) {
 		msk->rcv_starved = 0;
@@ -1568,24 +1536,6 @@ static int mrc_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	return put_user(n, (int __user *)arg);
 }
 
-/*
- * SO_RCVLOWAT (socket lock held, sk_setsockopt()), as tcp_set_rcvlowat():
- * at most half the largest receive buffer the socket may get, so a reader
- * never waits for more than the window lets in, and a mark already met
- * wakes the reader now.
- */
-static int mrc_set_rcvlowat(struct sock *sk, int val)
-{
-	int cap = sk->sk_userlocks & SOCK_RCVBUF_LOCK ? READ_ONCE(sk->sk_rcvbuf) :
-		  READ_ONCE(mrc_rmem[2]);
-
-	sock_owned_by_me(sk);
-	WRITE_ONCE(sk->sk_rcvlowat, min(val, cap >> 1) ? : 1);
-	if (mrc_readable(mrc_sk(sk)))
-		sk->sk_data_ready(sk);
-	return 0;
-}
-
 const struct proto_ops mrc_stream_ops = {
 	.family		= PF_MRC,	/* informational: see mrc_family_ops */
 	.owner		= THIS_MODULE,
@@ -1604,5 +1554,4 @@ const struct proto_ops mrc_stream_ops = {
 	.sendmsg	= mrc_sendmsg,
 	.recvmsg	= mrc_recvmsg,
 	.mmap		= sock_no_mmap,
-	.set_rcvlowat	= mrc_set_rcvlowat,
 };

@@ -766,9 +766,7 @@ TEST(rcvlowat)
 	EXPECT_EQ(0, poll_for(p.a, POLLIN, 200));
 	d = (struct delayed_send){ p.c, 300, "56789", 5 };
 	ASSERT_EQ(0, pthread_create(&th, NULL, delayed_sender, &d));
-	/* a blocking recv waits for the low-water mark; it took the first 5
-	 * at once, and the next 5 wake it (TCP's reader sleeps on to its
-	 * timeout there: its wakeup counts only what is queued) */
+	/* a blocking recv waits for the low-water mark */
 	EXPECT_EQ(10, recv(p.a, buf, sizeof(buf), 0));
 	pthread_join(th, &ret);
 	EXPECT_EQ(NULL, ret);
@@ -950,27 +948,6 @@ static int get_int(int fd, int level, int opt, int *val)
 	socklen_t len = sizeof(*val);
 
 	return getsockopt(fd, level, opt, val, &len);
-}
-
-/* TCP caps SO_RCVLOWAT at half the receive buffer: a mark past what the
- * window lets in would keep a reader waiting for data that cannot come */
-TEST(rcvlowat_capped)
-{
-	struct conn p;
-	char buf[16384] = { 0 };
-	int rcvbuf = 0, lowat = 0;
-
-	ASSERT_EQ(0, make_pair(AF_INET, SOCK_STREAM, 6047, &p));
-	ASSERT_EQ(0, set_int(p.a, SOL_SOCKET, SO_RCVBUF, 8192));
-	ASSERT_EQ(0, get_int(p.a, SOL_SOCKET, SO_RCVBUF, &rcvbuf));
-	ASSERT_EQ(0, set_int(p.a, SOL_SOCKET, SO_RCVLOWAT, 1 << 20));
-	ASSERT_EQ(0, get_int(p.a, SOL_SOCKET, SO_RCVLOWAT, &lowat));
-	EXPECT_EQ(rcvbuf / 2, lowat);
-	ASSERT_EQ((ssize_t)sizeof(buf), send(p.c, buf, sizeof(buf), 0));
-	/* the mark is met once the window is full, and poll says so */
-	EXPECT_TRUE(poll_for(p.a, POLLIN, 5000) & POLLIN);
-	EXPECT_LE(lowat, recv(p.a, buf, sizeof(buf), MSG_DONTWAIT));
-	close_pair(&p);
 }
 
 TEST(sockopt_ev_count)
