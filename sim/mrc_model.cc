@@ -326,13 +326,12 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		return;
 	echoRcv(evs.data(), evs.size(), h.ackEv, h.tsecr, snd_echo_port, snd_echo_tsecr);
 	if ((h.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
-		for (size_t i = 0; i < evs.size(); i++) {
-			if (evs[i].state != MRC_EV_RETIRED || evs[i].port != h.ackEv)
-				continue;
+		int i = mrc_ev_find_port(evs.data(), evs.size(), h.ackEv);
+
+		if (i >= 0 && evs[i].state == MRC_EV_RETIRED) {
 			mrc_ev_path_revived(evs.data(), evs.size(), evs[i].path, sim_jiffies());
 			mrc_ev_readmit(evs.data(), evs.size(), i, evs.size() / 2);
 			stats.readmitted++;
-			break;
 		}
 	}
 	while (!queue.empty() && mrc_psn_before(queue.front().psn, ack)) {
@@ -389,13 +388,11 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		}
 	}
 	if (delivered && !spurious && mrc_rtt_from_echo(mrc_ts_clock(0, now), h.tsecr, &rttUs)) {
+		int i = mrc_ev_find_port(evs.data(), evs.size(), h.ackEv);
+
 		mrc_rtt_sample(&rtt, rttUs);
-		for (auto &ev : evs) {
-			if (ev.state != MRC_EV_FREE && ev.port == h.ackEv) {
-				mrc_ev_rtt_sample(&ev, rttUs, rtt.srtt_us);
-				break;
-			}
-		}
+		if (i >= 0)
+			mrc_ev_rtt_sample(&evs[i], rttUs, rtt.srtt_us);
 	}
 	if (delivered) {
 		backoff = 0;
@@ -461,12 +458,10 @@ void MrcFlow::echoRcv(struct mrc_ev *e, u16 cap, u16 port, u32 tsecr, u16 &echoP
 		return;
 	echoPort = port;
 	echoTsecr = tsecr;
-	for (u16 i = 0; i < cap; i++) {
-		if (e[i].state != MRC_EV_FREE && e[i].port == port) {
-			mrc_ev_echoed(&e[i], sim_jiffies());
-			return;
-		}
-	}
+	int i = mrc_ev_find_port(e, cap, port);
+
+	if (i >= 0)
+		mrc_ev_echoed(&e[i], sim_jiffies());
 }
 
 // output.c: mrc_send_ctrl(MRC_T_ACK) / mrc_send_ack_twice(), mrc_fill_header()

@@ -15,14 +15,29 @@
 #include "protocol.h"
 #include "ev.h"
 
-static bool mrc_ev_port_used(const struct mrc_ev *evs, u16 cap, u16 port)
+/**
+ * mrc_ev_find_port() - the slot of the EV (active or retired) on @port
+ * @evs: slots
+ * @cap: number of slots
+ * @port: source port
+ *
+ * Ports are unique among the slots in use (mrc_ev_fresh_port()).
+ * Return: slot index, or -1 when no EV uses @port.
+ */
+int mrc_ev_find_port(const struct mrc_ev *evs, u16 cap, u16 port)
 {
 	u16 i;
 
 	for (i = 0; i < cap; i++)
 		if (evs[i].state != MRC_EV_FREE && evs[i].port == port)
-			return true;
-	return false;
+			return i;
+	return -1;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_find_port);
+
+static bool mrc_ev_port_used(const struct mrc_ev *evs, u16 cap, u16 port)
+{
+	return mrc_ev_find_port(evs, cap, port) >= 0;
 }
 
 /* The lowest allowed port in [@port, port_max], or above port_max. */

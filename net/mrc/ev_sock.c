@@ -137,12 +137,9 @@ struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
 /* The EV (active or retired) that uses source port @port, or NULL. */
 static struct mrc_ev *mrc_ev_by_port(struct mrc_sock *msk, u16 port)
 {
-	u16 i;
+	int idx = mrc_ev_find_port(msk->evs, msk->ev_cap, port);
 
-	for (i = 0; i < msk->ev_cap; i++)
-		if (msk->evs[i].state != MRC_EV_FREE && msk->evs[i].port == port)
-			return &msk->evs[i];
-	return NULL;
+	return idx >= 0 ? &msk->evs[idx] : NULL;
 }
 
 static const struct mrc_ev_range *mrc_range(struct mrc_sock *msk, struct mrc_ev_range *r)
@@ -211,19 +208,16 @@ void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when)
 /* The peer answered a probe on a retired EV: that path works again. */
 void mrc_probe_answered(struct mrc_sock *msk, u16 port)
 {
-	u16 i;
+	int i = mrc_ev_find_port(msk->evs, msk->ev_cap, port);
 
-	for (i = 0; i < msk->ev_cap; i++) {
-		if (msk->evs[i].state != MRC_EV_RETIRED || msk->evs[i].port != port)
-			continue;
-		if (mrc_ev_path_revived(msk->evs, msk->ev_cap, msk->evs[i].path, jiffies))
-			mrc_probe_scan_soon(msk, jiffies);
-		mrc_ev_readmit(msk->evs, msk->ev_cap, i, mrc_path_evs(msk));
-		mrc_count(msk->mn, MRC_C_EV_READMITTED);
-		trace_mrc_ev_readmit(msk->local_id, port, msk->evs[i].path);
-		mrc_nl_notify_ev(msk, &msk->evs[i], false);
+	if (i < 0 || msk->evs[i].state != MRC_EV_RETIRED)
 		return;
-	}
+	if (mrc_ev_path_revived(msk->evs, msk->ev_cap, msk->evs[i].path, jiffies))
+		mrc_probe_scan_soon(msk, jiffies);
+	mrc_ev_readmit(msk->evs, msk->ev_cap, i, mrc_path_evs(msk));
+	mrc_count(msk->mn, MRC_C_EV_READMITTED);
+	trace_mrc_ev_readmit(msk->local_id, port, msk->evs[i].path);
+	mrc_nl_notify_ev(msk, &msk->evs[i], false);
 }
 
 /* The echoed timestamp belongs to the packet that travelled on EV @port. */

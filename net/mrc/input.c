@@ -730,10 +730,8 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		} else {
 			mrc_echo_update(msk, ntohl(hdr->tsval), ev_port);
 			/* a batch ACKs once at its end anyway; a flagged packet at once */
-			if (msk->rx_batch || ack_now)
-				ack_now = true;
-			else
-				ooo = true;
+			ack_now |= msk->rx_batch;
+			ooo = !ack_now;
 		}
 	}
 	if (msk->state == MRC_STATE_DONE) {
