@@ -107,10 +107,18 @@ c1=$!
 { cat "$out/data1000000"; sleep 2; } |
 	ip netns exec $NS_A "$MRCCTL" run -v -p 5201 -- nc -4 -N $B4 5202 2> "$out/p2c.err" &
 c2=$!
-sleep 1.2
-m1=$(mrc_conns $NS_A 5201) m2=$(mrc_conns $NS_A 5202)
-t2=$(tcp_state $NS_A 5202 01 '$3') t1=$(tcp_state $NS_A 5201 01 '$3')
-echo "# during: MRC to 5201 \"$m1\", MRC to 5202 \"$m2\"; TCP to 5201 $t1, to 5202 $t2"
+# Sample while either client lives (each holds its connection 2 s after its
+# data): a slow machine may start one client well after the other, so one
+# sample at a fixed time can miss a connection that is not up yet.
+m1= m2= t1=0 t2=0
+while kill -0 $c1 2>/dev/null || kill -0 $c2 2>/dev/null; do
+	m=$(mrc_conns $NS_A 5201); [ -n "$m" ] && m1=$m
+	m=$(mrc_conns $NS_A 5202); [ -n "$m" ] && m2=$m
+	n=$(tcp_state $NS_A 5201 01 '$3'); [ "$n" -gt "$t1" ] && t1=$n
+	n=$(tcp_state $NS_A 5202 01 '$3'); [ "$n" -gt "$t2" ] && t2=$n
+	sleep 0.2
+done
+echo "# while the clients ran: MRC to 5201 \"$m1\", MRC to 5202 \"$m2\"; TCP to 5201 $t1, to 5202 $t2 (most at once)"
 wait $c1; r1=$?
 wait $c2; r2=$?
 wait_for $s1 10; wait_for $s2 10
