@@ -223,8 +223,17 @@ void MrcFlow::rackFire()
 	armRto();
 }
 
+// input.c: mrc_mark_lost()
+void MrcFlow::markLost(Segment &s, struct mrc_ev *ev)
+{
+	s.lost = true;
+	in_flight--;
+	if (ev && ev->in_flight)
+		ev->in_flight--;
+}
+
 // ev_sock.c: mrc_retire_ev()
-void MrcFlow::retireEv(int idx)
+bool MrcFlow::retireEv(int idx)
 {
 	unsigned long probe = sim_jiffies() + std::max(1UL, (unsigned long)prm.probeIntervalMs);
 
@@ -239,6 +248,7 @@ void MrcFlow::retireEv(int idx)
 		mrc_ev_retire(evs.data(), evs.size(), i, &range, &evBorn, probe, false);
 		stats.retired++;
 	}
+	return silent;
 }
 
 // input.c: mrc_seg_delivered()
@@ -273,6 +283,7 @@ void MrcFlow::detectLosses(u64 now)
 	u32 slowest = rtt.srtt_us;
 	u64 rackAt = U64_MAX;
 	bool congested = false;
+	u32 silentPaths = 0;
 
 	for (auto &ev : evs)
 		if (ev.state == MRC_EV_ACTIVE)
@@ -294,16 +305,20 @@ void MrcFlow::detectLosses(u64 now)
 				rackAt = std::min(rackAt, s.sentUs + expect + reo);
 			continue;
 		}
-		s.lost = true;
-		in_flight--;
+		markLost(s, ev);
 		(samePath ? stats.lossSameEv : stats.lossRack)++;
 		congested |= mrc_ev_loss_is_congestion(samePath, ev);
-		if (!ev)
-			continue;
-		if (ev->in_flight)
-			ev->in_flight--;
-		if (mrc_ev_lost(ev, prm.retireLosses))
-			retireEv(s.evIdx);
+		if (ev && mrc_ev_lost(ev, prm.retireLosses) && retireEv(s.evIdx))
+			silentPaths |= 1U << ev->path;
+	}
+	// input.c: mrc_lose_silent_paths()
+	for (auto &s : queue) {
+		struct mrc_ev *ev = silentPaths && s.sent && !s.sacked && !s.lost ? evOf(s) : nullptr;
+
+		if (ev && ev->state == MRC_EV_RETIRED && (silentPaths & (1U << ev->path))) {
+			markLost(s, ev);
+			stats.lossPathSilent++;
+		}
 	}
 	if (congested && !cc.in_recovery) {
 		mrc_cc_on_loss(&cc);

@@ -53,7 +53,7 @@ struct MrcParams {
 struct FlowStats {
 	uint64_t delivered = 0;		// in order at the receiver, packets
 	uint64_t sent = 0, retransmits = 0, rtos = 0, retired = 0, readmitted = 0;
-	uint64_t lossSameEv = 0, lossRack = 0;
+	uint64_t lossSameEv = 0, lossRack = 0, lossPathSilent = 0;
 };
 
 class MrcFlow {
@@ -79,7 +79,8 @@ private:
 	void ackRcv(const SimPacket &h);
 	u32 segDelivered(Segment &s, u16 cePort, u32 tsecr);
 	void detectLosses(u64 nowUs);
-	void retireEv(int idx);
+	bool retireEv(int idx);
+	void markLost(Segment &s, struct mrc_ev *ev);
 	void push();
 	void retransmitLost();
 	void probeRetired();

@@ -520,17 +520,22 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_rto_lost);
  * delivered against the newest an active EV of another path delivered.
  * A path that works lags the others by the difference of their RTTs;
  * one that went silent (a dead leaf or plane that says nothing) falls
- * behind without bound.  The margin, four of the larger of the path's own
- * RTT and the connection's, keeps a slower working path from looking
- * silent.  With no other path working (one plane, or all silent) nothing
- * is silent: a replacement is then the only way to find a way through.
+ * behind without bound.  The margin, MRC_PATH_SILENT_RTTS of the larger of
+ * the path's own RTT (its EVs' mean) and the connection's, keeps a slower
+ * working path from looking silent: it lags by less than its own RTT.  It was four
+ * RTTs: a dead leaf's path then kept its untouched EVs, and gained
+ * replacements, for five RTTs, each one losing what it was sent and
+ * leaving the receiver a hole; one, sent 270 ms after the failure,
+ * held delivery for 59 ms (planes.sh, tracepoints).  With no other path
+ * working (one plane, or all silent) nothing is silent: a replacement is
+ * then the only way to find a way through.
  * Return: true when another path delivered packets sent more than the
  * margin after anything @path delivered.
  */
 bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us)
 {
-	u64 newest = 0, newest_other = 0;
-	u32 rtt = ref_rtt_us;
+	u64 newest = 0, newest_other = 0, rtt_sum = 0;
+	u32 rtt = ref_rtt_us, sampled = 0;
 	u16 i;
 
 	for (i = 0; i < cap; i++) {
@@ -540,12 +545,16 @@ bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_
 			continue;
 		if (ev->path == path) {
 			newest = max(newest, ev->last_delivered_tx_us);
-			rtt = max(rtt, ev->srtt_us);
+			rtt_sum += ev->srtt_us;
+			sampled += !!ev->srtt_us;
 		} else if (ev->state == MRC_EV_ACTIVE) {
 			newest_other = max(newest_other, ev->last_delivered_tx_us);
 		}
 	}
-	return newest_other > newest + 4 * (u64)rtt;
+	/* the path's mean: one EV's RTT swollen by a stall doubled the margin */
+	if (sampled)
+		rtt = max_t(u32, rtt, div_u64(rtt_sum, sampled));
+	return newest_other > newest + MRC_PATH_SILENT_RTTS * (u64)rtt;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_path_silent);
 

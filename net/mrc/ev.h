@@ -50,6 +50,8 @@ bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
 void mrc_ev_echoed(struct mrc_ev *ev, unsigned long now);
 bool mrc_ev_rto_lost(struct mrc_ev *ev, u32 retire_losses, unsigned int rtos);
 int mrc_ev_find_port(const struct mrc_ev *evs, u16 cap, u16 port);
+/* a path is silent when another delivered packets sent this many RTTs later */
+#define MRC_PATH_SILENT_RTTS	2
 bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe, bool replace);

@@ -176,8 +176,11 @@ static void mrc_retire_one(struct mrc_sock *msk, int idx, unsigned long probe, b
  * the receiver a hole to wait on: after a leaf died, 32 of them retired
  * one by one over 100-800 ms, and one hole held delivery for 37 ms, over
  * the 3-RTT bound (planes.sh).
+ *
+ * Return: true when the path went silent: the caller resends what is
+ * still out on it (mrc_detect_losses()).
  */
-void mrc_retire_ev(struct mrc_sock *msk, int idx)
+bool mrc_retire_ev(struct mrc_sock *msk, int idx)
 {
 	unsigned long probe = jiffies +
 		max(1UL, msecs_to_jiffies(READ_ONCE(msk->mn->cfg.probe_interval_ms)));
@@ -191,6 +194,7 @@ void mrc_retire_ev(struct mrc_sock *msk, int idx)
 		if (msk->evs[i].state == MRC_EV_ACTIVE && msk->evs[i].path == path)
 			mrc_retire_one(msk, i, probe, false);
 	mrc_probe_scan_soon(msk, probe);
+	return silent;
 }
 
 /**

@@ -96,6 +96,47 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 	return ce;
 }
 
+/* Outstanding segment @cb, last sent on @ev (or a freed slot), is lost. */
+static void mrc_mark_lost(struct mrc_sock *msk, struct mrc_skb_cb *cb, struct mrc_ev *ev,
+			  enum mrc_loss_rule rule)
+{
+	cb->lost = 1;
+	msk->in_flight--;
+	msk->stats.packets_lost++;
+	mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
+	mrc_count(msk->mn, rule == MRC_LOSS_SAME_EV ? MRC_C_LOSS_SAME_EV :
+			   rule == MRC_LOSS_RACK ? MRC_C_LOSS_RACK : MRC_C_LOSS_PATH_SILENT);
+	trace_mrc_loss(msk->local_id, cb->psn, cb->ev_port, rule);
+	if (ev && ev->in_flight)
+		ev->in_flight--;
+}
+
+/*
+ * The paths in @paths (a bit per path index) just went silent and their
+ * EVs retired (mrc_retire_ev()): what is still out on them is lost with
+ * the path, so it is resent now, not each segment at its own RACK time.
+ * Those came one round after another while the path's EVs were retired
+ * one by one; a dead leaf's last holes, 30 ms after the silence, were
+ * what held delivery longest (planes.sh, tracepoints).  Not congestion.
+ */
+static void mrc_lose_silent_paths(struct mrc_sock *msk, u32 paths)
+{
+	struct sk_buff *skb;
+
+	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		struct mrc_ev *ev;
+
+		if (skb == msk->send_head)
+			break;
+		if (!cb->sent || cb->sacked || cb->lost)
+			continue;
+		ev = mrc_ev_of(msk, cb);
+		if (ev && ev->state == MRC_EV_RETIRED && (paths & BIT(ev->path)))
+			mrc_mark_lost(msk, cb, ev, MRC_LOSS_PATH);
+	}
+}
+
 /**
  * mrc_detect_losses() - mark what the ACKs so far show lost
  * @msk: connection (socket lock held)
@@ -107,7 +148,8 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
  * of 1.25 x its own EV's RTT and RACK.rtt (mrc_rack_expect_us()), plus a
  * reordering window (mrc_rack_reo_us()).  Lost packets go back to the
  * retransmission queue; an EV that loses retire_losses packets in a row is
- * retired.
+ * retired, and when that shows its path silent, everything still out on the
+ * path is lost with it (mrc_lose_silent_paths()).
  *
  * A packet that something later overtook but that is not overdue yet gets
  * the RACK reordering timer (RFC 8985 6.2) for when it will be: without it
@@ -125,6 +167,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	struct sk_buff *skb;
 	bool congested = false;
 	u16 i, fresh = 0;
+	u32 silent_paths = 0;
 
 	sock_owned_by_me(&msk->sk);
 
@@ -171,13 +214,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 				rack_at = min(rack_at, cb->sent_us + expect + reo);
 			continue;
 		}
-		cb->lost = 1;
-		msk->in_flight--;
-		msk->stats.packets_lost++;
-		mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
-		mrc_count(msk->mn, same_path ? MRC_C_LOSS_SAME_EV : MRC_C_LOSS_RACK);
-		trace_mrc_loss(msk->local_id, cb->psn, cb->ev_port,
-			       same_path ? MRC_LOSS_SAME_EV : MRC_LOSS_RACK);
+		mrc_mark_lost(msk, cb, ev, same_path ? MRC_LOSS_SAME_EV : MRC_LOSS_RACK);
 		/*
 		 * A loss on a path that delivered later packets is congestion
 		 * (a queue dropped it); one on an EV that delivered nothing sent
@@ -185,13 +222,11 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 		 * halving the shared window for it would starve the live paths.
 		 */
 		congested |= mrc_ev_loss_is_congestion(same_path, !!ev);
-		if (!ev)
-			continue;
-		if (ev->in_flight)
-			ev->in_flight--;
-		if (mrc_ev_lost(ev, retire))
-			mrc_retire_ev(msk, cb->ev_idx);
+		if (ev && mrc_ev_lost(ev, retire) && mrc_retire_ev(msk, cb->ev_idx))
+			silent_paths |= BIT(ev->path);
 	}
+	if (silent_paths)
+		mrc_lose_silent_paths(msk, silent_paths);
 	if (congested && !msk->cc.in_recovery) {
 		mrc_cc_on_loss(&msk->cc);
 		trace_mrc_cwnd(msk->local_id, msk->cc.cwnd, msk->cc.ssthresh, MRC_CWND_LOSS);

@@ -601,14 +601,33 @@ static void mrc_ev_silent_path_test(struct kunit *test)
 	}
 	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 0, 2000));
 	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
-	/* path 0 keeps delivering, path 1 stopped at 95 ms: silent past 4 RTTs */
+	/*
+	 * the margin takes the path's mean RTT, not its slowest EV's: one EV
+	 * swollen to 60 ms does not stretch it to 120 ms
+	 */
+	for (i = 0; i < 16 && !(evs[i].state == MRC_EV_ACTIVE && evs[i].path); i++)
+		;
+	KUNIT_ASSERT_LT(test, i, 16);
+	evs[i].srtt_us = 60000;
+	for (int j = 0; j < 16; j++)
+		if (evs[j].state == MRC_EV_ACTIVE && !evs[j].path)
+			mrc_ev_delivered(&evs[j], 95000 + 60000, false, 2000);
+	KUNIT_EXPECT_TRUE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
+	evs[i].srtt_us = 6000;
+	for (int j = 0; j < 16; j++)
+		if (evs[j].state == MRC_EV_ACTIVE && !evs[j].path)
+			evs[j].last_delivered_tx_us = 100000;
+	/*
+	 * path 0 keeps delivering, path 1 stopped at 95 ms: silent past
+	 * MRC_PATH_SILENT_RTTS of its 6 ms RTT
+	 */
 	for (i = 0; i < 16; i++)
 		if (evs[i].state == MRC_EV_ACTIVE && !evs[i].path)
-			mrc_ev_delivered(&evs[i], 118000, false, 2000);
+			mrc_ev_delivered(&evs[i], 95000 + MRC_PATH_SILENT_RTTS * 6000, false, 2000);
 	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
 	for (i = 0; i < 16; i++)
 		if (evs[i].state == MRC_EV_ACTIVE && !evs[i].path)
-			mrc_ev_delivered(&evs[i], 120000, false, 2000);
+			mrc_ev_delivered(&evs[i], 95001 + MRC_PATH_SILENT_RTTS * 6000, false, 2000);
 	KUNIT_EXPECT_TRUE(test, mrc_ev_path_silent(evs, 16, 1, 2000));
 	KUNIT_EXPECT_FALSE(test, mrc_ev_path_silent(evs, 16, 0, 2000));
 	/* retired without replacement: the path empties, path 0 keeps its 4 */

@@ -427,6 +427,21 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
 	return 0;
 }
 
+/*
+ * The most segments one burst may hold: the namespace's (or socket's)
+ * burst_max, within what one 64 KiB IP packet holds; 1 when spraying
+ * per packet.
+ */
+static u32 mrc_burst_cap(const struct mrc_sock *msk)
+{
+	u32 max = msk->burst_max ?: READ_ONCE(msk->mn->cfg.burst_max);
+
+	if (max <= 1 || !msk->mss)
+		return 1;
+	return min_t(u32, max, (IP_MAX_MTU - sizeof(struct ipv6hdr) - sizeof(struct udphdr)) /
+			       (sizeof(struct mrchdr) + msk->mss));
+}
+
 /**
  * mrc_burst_len() - how many new segments go back to back on one EV
  * @msk: connection (socket lock held)
@@ -438,12 +453,10 @@ int mrc_send_new(struct mrc_sock *msk, int ev_idx)
  */
 u32 mrc_burst_len(const struct mrc_sock *msk)
 {
-	u32 max = msk->burst_max ?: READ_ONCE(msk->mn->cfg.burst_max);
+	u32 max = mrc_burst_cap(msk);
 
-	if (max <= 1 || !msk->mss)
+	if (max <= 1)
 		return 1;
-	max = min_t(u32, max, (IP_MAX_MTU - sizeof(struct ipv6hdr) - sizeof(struct udphdr)) /
-			      (sizeof(struct mrchdr) + msk->mss));
 	return mrc_ev_burst_len(msk->cc.cwnd, msk->ev_count, msk->evs_fresh, max);
 }
 
@@ -482,24 +495,34 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
 	return n;
 }
 
-/* The header of the @i-th segment of a burst from send_head, @seg. */
+/*
+ * The header of the @i-th segment of a burst, @seg: a first transmission
+ * from send_head gets the next PSNs, a resend its own and ACKNOW, as a
+ * single resend has (mrc_build_data()).
+ */
 static void mrc_burst_header(const struct mrc_sock *msk, struct mrchdr *h,
-			     const struct mrchdr *h0, const struct sk_buff *seg, u32 i)
+			     const struct mrchdr *h0, const struct sk_buff *seg, u32 i,
+			     bool resend)
 {
 	const struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
 
 	*h = *h0;
 	h->flags |= cb->flags & (MRC_F_FIN | MRC_F_EOR);
+	if (resend)
+		h->flags |= MRC_F_ACKNOW;
 	h->priority = cb->prio;
-	h->psn = htonl(msk->snd_nxt + i);
+	h->psn = htonl(resend ? cb->psn : msk->snd_nxt + i);
 	h->len = htons(seg->len);
 }
 
 /*
- * A burst's payload copied: segments that were not queued in page
- * fragments (small sends filled up, a socket without a page).
+ * A burst's payload copied: @n segments from @first that were not queued
+ * in page fragments (small sends filled up, a socket without a page), or
+ * a resend's (@resend), whose header room a first transmission used.  A
+ * fragment's segment is its first frag, whole (mrc_alloc_frag_segment()).
  */
-static struct sk_buff *mrc_burst_copied(struct mrc_sock *msk, const struct mrchdr *h0, u32 n)
+static struct sk_buff *mrc_burst_copied(struct mrc_sock *msk, const struct mrchdr *h0,
+					struct sk_buff *first, u32 n, bool resend)
 {
 	unsigned int off = 0, total = 0;
 	struct sk_buff *seg, *skb;
@@ -507,7 +530,7 @@ static struct sk_buff *mrc_burst_copied(struct mrc_sock *msk, const struct mrchd
 	int err;
 	u32 i;
 
-	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next)
+	for (i = 0, seg = first; i < n; i++, seg = seg->next)
 		total += sizeof(struct mrchdr) + seg->len;
 	skb = alloc_skb_with_frags(MRC_HEADROOM, total, PAGE_ALLOC_COSTLY_ORDER, &err,
 				   GFP_ATOMIC | __GFP_NOWARN);
@@ -516,11 +539,14 @@ static struct sk_buff *mrc_burst_copied(struct mrc_sock *msk, const struct mrchd
 	skb_reserve(skb, MRC_HEADROOM);
 	skb->data_len = total;
 	skb->len = total;
-	/* n segments from send_head exist: ->next is not followed past the last */
-	for (i = 0, seg = msk->send_head; i < n; i++, seg = seg->next) {
-		mrc_burst_header(msk, &h, h0, seg, i);
+	/* n segments from first exist: ->next is not followed past the last */
+	for (i = 0, seg = first; i < n; i++, seg = seg->next) {
+		const void *data = skb_is_nonlinear(seg) ?
+				   skb_frag_address(&skb_shinfo(seg)->frags[0]) : seg->data;
+
+		mrc_burst_header(msk, &h, h0, seg, i, resend);
 		if (skb_store_bits(skb, off, &h, sizeof(h)) ||
-		    skb_store_bits(skb, off + sizeof(h), seg->data, seg->len)) {
+		    skb_store_bits(skb, off + sizeof(h), data, seg->len)) {
 			kfree_skb(skb);
 			return NULL;
 		}
@@ -563,7 +589,7 @@ static struct sk_buff *mrc_burst_by_ref(struct mrc_sock *msk, const struct mrchd
 			skb_fill_page_desc_noacc(skb, shi->nr_frags, page, off, 0);
 			last = &shi->frags[shi->nr_frags - 1];
 		}
-		mrc_burst_header(msk, &h, h0, seg, i);
+		mrc_burst_header(msk, &h, h0, seg, i, false);
 		memcpy(page_address(page) + off, &h, sizeof(h));
 		skb_frag_size_add(last, size);
 		skb->len += size;
@@ -572,6 +598,18 @@ static struct sk_buff *mrc_burst_by_ref(struct mrc_sock *msk, const struct mrchd
 	}
 	*n = i;
 	return skb;
+}
+
+/* @skb carries @n segments of header + MSS: the stack's UDP GSO cuts it */
+static void mrc_burst_gso(const struct mrc_sock *msk, struct sk_buff *skb, u32 n)
+{
+	/* udp_send_skb() with UDP_SEGMENT sets the same */
+	skb_shinfo(skb)->gso_size = sizeof(struct mrchdr) + msk->mss;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(skb)->gso_segs = n;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
+	skb->csum_offset = offsetof(struct udphdr, check);
 }
 
 /**
@@ -606,18 +644,12 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 	if (MRC_SKB_CB(msk->send_head)->hdr_room)
 		skb = mrc_burst_by_ref(msk, &h0, &n);
 	else
-		skb = mrc_burst_copied(msk, &h0, n);
+		skb = mrc_burst_copied(msk, &h0, msk->send_head, n, false);
 	if (!skb) {
 		err = -ENOBUFS;
 		goto unsent;
 	}
-	/* the stack's UDP GSO (udp_send_skb() with UDP_SEGMENT) sets the same */
-	skb_shinfo(skb)->gso_size = sizeof(struct mrchdr) + msk->mss;
-	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
-	skb_shinfo(skb)->gso_segs = n;
-	skb->ip_summed = CHECKSUM_PARTIAL;
-	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
-	skb->csum_offset = offsetof(struct udphdr, check);
+	mrc_burst_gso(msk, skb, n);
 	err = mrc_send_on_ev(msk, skb, ev,
 			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
 	if (err)
@@ -642,27 +674,116 @@ unsent:
 	return err;
 }
 
-/* Resends segments marked lost, on another EV, within the window. */
+/* Lost segment @cb, last sent on EV port @old_port, went out again. */
+static void mrc_resent(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 old_port)
+{
+	trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
+	cb->lost = 0;
+	msk->in_flight++;
+	msk->stats.retransmits++;
+	mrc_count(msk->mn, MRC_C_RETRANSMITS);
+}
+
+/*
+ * How many lost segments from @skb on go back as one burst: consecutive in
+ * the queue, lost, bulk, full size but the last, within the window and the
+ * burst cap (1 when spraying per packet).  At least 1.
+ */
+static u32 mrc_resend_fit(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	struct sk_buff_head *q = &msk->sk.sk_write_queue;
+	u32 max = min(mrc_burst_cap(msk), msk->cc.cwnd - msk->in_flight), n = 0;
+
+	while (n < max) {
+		const struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+
+		if (skb == msk->send_head || !cb->lost || cb->sacked ||
+		    cb->prio >= MRC_PRIO_HIGH || skb->len > msk->mss)
+			break;
+		n++;
+		if (skb->len < msk->mss || skb_queue_is_last(q, skb))
+			break;
+		skb = skb_queue_next(q, skb);
+	}
+	return max(n, 1U);
+}
+
+/*
+ * mrc_resend_burst() - resend @n lost segments from @first on one EV, as
+ * one GSO skb of copies (mrc_send_burst()).  A dead plane's half of the
+ * window resent a packet at a time cost the stack one skb each: under
+ * emulation 230 resends took 50 ms to leave, and the receiver's hole
+ * waited on the last of them (planes.sh, tracepoints).  Return: 0 or a
+ * negative errno (nothing changes then).
+ */
+static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
+{
+	bool ce_pending = msk->ce_pending, rx_ack_due = msk->rx_ack_due;
+	int ev_idx = mrc_pick_retransmit_ev(msk, MRC_SKB_CB(first));
+	u32 ack_pending = msk->ack_pending;
+	struct sk_buff *skb, *seg;
+	struct mrchdr h0;
+	u64 now;
+	u32 i;
+	int err;
+
+	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
+	skb = mrc_burst_copied(msk, &h0, first, n, true);
+	if (!skb) {
+		err = -ENOBUFS;
+		goto unsent;
+	}
+	mrc_burst_gso(msk, skb, n);
+	err = mrc_send_on_ev(msk, skb, &msk->evs[ev_idx],
+			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
+	if (err)
+		goto unsent;
+	mrc_count(msk->mn, MRC_C_TX_BURSTS);
+	msk->stats.packets_sent += n;
+	now = mrc_clock_us();
+	for (i = 0, seg = first; i < n; i++, seg = seg->next) {
+		struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
+		u16 old_port = cb->ev_port;
+
+		mrc_mark_sent(msk, cb, ev_idx, now);
+		mrc_resent(msk, cb, old_port);
+	}
+	return 0;
+unsent:
+	msk->ack_pending = ack_pending;
+	msk->ce_pending = ce_pending;
+	msk->rx_ack_due = rx_ack_due;
+	return err;
+}
+
+/*
+ * Resends segments marked lost, on another EV, within the window: runs of
+ * consecutive ones as bursts (mrc_resend_burst()), others one by one.
+ */
 void mrc_retransmit_lost(struct mrc_sock *msk)
 {
-	struct sk_buff *skb;
-	u16 old_port;
+	struct sk_buff_head *q = &msk->sk.sk_write_queue;
+	struct sk_buff *skb = skb_peek(q);
 
-	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
+	while (skb && skb != msk->send_head && msk->in_flight < msk->cc.cwnd) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
+		u16 old_port = cb->ev_port;
+		u32 n = 1;
 
-		if (skb == msk->send_head || msk->in_flight >= msk->cc.cwnd)
-			break;
-		if (!cb->lost || cb->sacked)
-			continue;
-		old_port = cb->ev_port;
-		if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb)))
-			break;
-		trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
-		cb->lost = 0;
-		msk->in_flight++;
-		msk->stats.retransmits++;
-		mrc_count(msk->mn, MRC_C_RETRANSMITS);
+		if (cb->lost && !cb->sacked) {
+			n = mrc_resend_fit(msk, skb);
+			if (n > 1) {
+				if (mrc_resend_burst(msk, skb, n))
+					break;
+			} else {
+				if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb)))
+					break;
+				mrc_resent(msk, cb, old_port);
+			}
+		}
+		/* the n segments resent (or the one passed) are all queued */
+		while (n-- && skb)
+			skb = skb_queue_is_last(q, skb) ? NULL : skb_queue_next(q, skb);
 	}
 }
 

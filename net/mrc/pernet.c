@@ -65,6 +65,7 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_TX_BURSTS]		= "TxBursts",
 	[MRC_C_RX_BATCHES]		= "RxBatches",
 	[MRC_C_RX_DROP_CSUM]		= "RxDropChecksum",
+	[MRC_C_LOSS_PATH_SILENT]	= "LossPathSilent",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -80,6 +80,7 @@ enum mrc_counter {
 	MRC_C_TX_BURSTS,		/* GSO skbs of several data packets sent */
 	MRC_C_RX_BATCHES,		/* GSO/GRO aggregates received whole */
 	MRC_C_RX_DROP_CSUM,		/* bad UDP checksum */
+	MRC_C_LOSS_PATH_SILENT,		/* losses inferred: out on a path gone silent */
 	__MRC_C_MAX,
 };
 
@@ -218,7 +219,7 @@ struct mrc_skb_cb {
 #define MRC_SKB_CB(skb) ((struct mrc_skb_cb *)&((skb)->cb[0]))
 
 /* Why a packet was taken for lost, and why the window changed (trace.h) */
-enum mrc_loss_rule { MRC_LOSS_SAME_EV, MRC_LOSS_RACK, MRC_LOSS_RTO };
+enum mrc_loss_rule { MRC_LOSS_SAME_EV, MRC_LOSS_RACK, MRC_LOSS_RTO, MRC_LOSS_PATH };
 enum mrc_cwnd_reason { MRC_CWND_LOSS, MRC_CWND_RTO, MRC_CWND_UNDO };
 
 /* Deferred work bits (mrc_sock.deferred), handled in release_cb */
@@ -630,7 +631,7 @@ int mrc_pick_ev(struct mrc_sock *msk, int avoid);
 int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore);
 int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
 struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
-void mrc_retire_ev(struct mrc_sock *msk, int idx);
+bool mrc_retire_ev(struct mrc_sock *msk, int idx);
 void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when);
 void mrc_probe_answered(struct mrc_sock *msk, u16 port);
 void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample);

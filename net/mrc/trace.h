@@ -15,6 +15,7 @@
 TRACE_DEFINE_ENUM(MRC_LOSS_SAME_EV);
 TRACE_DEFINE_ENUM(MRC_LOSS_RACK);
 TRACE_DEFINE_ENUM(MRC_LOSS_RTO);
+TRACE_DEFINE_ENUM(MRC_LOSS_PATH);
 TRACE_DEFINE_ENUM(MRC_CWND_LOSS);
 TRACE_DEFINE_ENUM(MRC_CWND_RTO);
 TRACE_DEFINE_ENUM(MRC_CWND_UNDO);
@@ -80,7 +81,8 @@ TRACE_EVENT(mrc_loss,
 	),
 	TP_printk("conn=%u psn=%u ev=%u rule=%s", __entry->local_id, __entry->psn,
 		  __entry->port, __print_symbolic(__entry->rule, { MRC_LOSS_SAME_EV, "same_ev" },
-				   { MRC_LOSS_RACK, "rack" }, { MRC_LOSS_RTO, "rto" }))
+				   { MRC_LOSS_RACK, "rack" }, { MRC_LOSS_RTO, "rto" },
+				   { MRC_LOSS_PATH, "path" }))
 );
 
 TRACE_EVENT(mrc_retransmit,

@@ -1588,6 +1588,7 @@ static const struct {
 	{ "TxBursts", "GSO bursts sent: several data packets on one EV as one skb" },
 	{ "RxBatches", "GSO/GRO aggregates received whole and handled as one batch" },
 	{ "RxDropChecksum", "Packets dropped: bad UDP checksum" },
+	{ "LossPathSilent", "Losses inferred: still out on a path that went silent (resent at once)" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
