@@ -169,7 +169,7 @@ static void mrc_retire_one(struct mrc_sock *msk, int idx, unsigned long probe, b
  * A fresh EV replaces it on its path, unless the path went silent
  * (mrc_ev_path_silent()): then its other active EVs are retired with it,
  * all probed from now on.  Silence is the whole path's: none of its EVs
- * delivered anything sent within four RTTs of another path's newest
+ * delivered anything sent within two RTTs of another path's newest
  * delivery, so an EV proven earlier is no more alive than the rest.  Most
  * of them are the replacements made before the silence showed, each at
  * the smallest share, so each got a packet now and then, lost it, and left

@@ -641,6 +641,8 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 
 	/* one ACK state for the whole burst: it goes out at one moment */
 	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
+	/* sent when stamped, as mrc_xmit() marks it: not after the copies */
+	now = mrc_clock_us();
 	if (MRC_SKB_CB(msk->send_head)->hdr_room)
 		skb = mrc_burst_by_ref(msk, &h0, &n);
 	else
@@ -656,7 +658,6 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 		goto unsent;
 	mrc_count(msk->mn, MRC_C_TX_BURSTS);
 	msk->stats.packets_sent += n;
-	now = mrc_clock_us();
 	for (i = 0; i < n; i++) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(msk->send_head);
 
@@ -713,8 +714,10 @@ static u32 mrc_resend_fit(struct mrc_sock *msk, struct sk_buff *skb)
  * one GSO skb of copies (mrc_send_burst()).  A dead plane's half of the
  * window resent a packet at a time cost the stack one skb each: under
  * emulation 230 resends took 50 ms to leave, and the receiver's hole
- * waited on the last of them (planes.sh, tracepoints).  Return: 0 or a
- * negative errno (nothing changes then).
+ * waited on the last of them (planes.sh, tracepoints).  The EV is the one
+ * chosen for the first segment (mrc_pick_retransmit_ev()); a run is most
+ * often one lost burst, all from one EV.  Return: 0 or a negative errno
+ * (nothing changes then).
  */
 static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
 {
@@ -728,6 +731,12 @@ static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
 	int err;
 
 	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
+	/*
+	 * Sent when stamped: a send time taken after the copies and the send
+	 * (where softirqs may run the peer) made an ACK one min RTT after the
+	 * stamp look too early for this resend (mrc_ev_delivery_known()).
+	 */
+	now = mrc_clock_us();
 	skb = mrc_burst_copied(msk, &h0, first, n, true);
 	if (!skb) {
 		err = -ENOBUFS;
@@ -740,7 +749,6 @@ static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
 		goto unsent;
 	mrc_count(msk->mn, MRC_C_TX_BURSTS);
 	msk->stats.packets_sent += n;
-	now = mrc_clock_us();
 	for (i = 0, seg = first; i < n; i++, seg = seg->next) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
 		u16 old_port = cb->ev_port;
@@ -772,10 +780,9 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 
 		if (cb->lost && !cb->sacked) {
 			n = mrc_resend_fit(msk, skb);
-			if (n > 1) {
-				if (mrc_resend_burst(msk, skb, n))
-					break;
-			} else {
+			/* alone, or no memory for a burst's copies: by itself */
+			if (n == 1 || mrc_resend_burst(msk, skb, n)) {
+				n = 1;
 				if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb)))
 					break;
 				mrc_resent(msk, cb, old_port);

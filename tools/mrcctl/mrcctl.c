@@ -1562,7 +1562,7 @@ static const struct {
 	{ "TxRst", "RSTs sent" },
 	{ "RstRateLimited", "RSTs not sent because of the rate limit" },
 	{ "Retransmits", "Packets retransmitted" },
-	{ "FastRetransmits", "Fast retransmissions (losses inferred from SACKs or reordering)" },
+	{ "FastRetransmits", "Fast retransmissions (losses inferred from SACKs, reordering or a silent path)" },
 	{ "RtoExpired", "Retransmission timeouts that expired" },
 	{ "ConnOpened", "Connections opened actively (connect)" },
 	{ "ConnAccepted", "Connections accepted by listeners" },
