@@ -311,11 +311,11 @@ void MrcFlow::detectLosses(u64 now)
 		if (ev && mrc_ev_lost(ev, prm.retireLosses) && retireEv(s.evIdx))
 			silentPaths |= 1U << ev->path;
 	}
-	// input.c: mrc_lose_silent_paths()
+	// input.c: mrc_lose_paths()
 	for (auto &s : queue) {
 		struct mrc_ev *ev = silentPaths && s.sent && !s.sacked && !s.lost ? evOf(s) : nullptr;
 
-		if (ev && ev->state == MRC_EV_RETIRED && (silentPaths & (1U << ev->path))) {
+		if (ev && (silentPaths & (1U << ev->path))) {
 			markLost(s, ev);
 			stats.lossPathSilent++;
 		}

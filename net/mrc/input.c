@@ -97,32 +97,43 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 }
 
 /* Outstanding segment @cb, last sent on @ev (or a freed slot), is lost. */
-static void mrc_mark_lost(struct mrc_sock *msk, struct mrc_skb_cb *cb, struct mrc_ev *ev,
-			  enum mrc_loss_rule rule)
+static void mrc_mark_lost(struct mrc_sock *msk, struct mrc_skb_cb *cb, struct mrc_ev *ev)
 {
 	cb->lost = 1;
 	msk->in_flight--;
 	msk->stats.packets_lost++;
-	mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
-	mrc_count(msk->mn, rule == MRC_LOSS_SAME_EV ? MRC_C_LOSS_SAME_EV :
-			   rule == MRC_LOSS_RACK ? MRC_C_LOSS_RACK : MRC_C_LOSS_PATH_SILENT);
-	trace_mrc_loss(msk->local_id, cb->psn, cb->ev_port, rule);
 	if (ev && ev->in_flight)
 		ev->in_flight--;
 }
 
-/*
- * The paths in @paths (a bit per path index) just went silent and their
- * EVs retired (mrc_retire_ev()): what is still out on them is lost with
- * the path, so it is resent now, not each segment at its own RACK time.
- * Those came one round after another while the path's EVs were retired
- * one by one; a dead leaf's last holes, 30 ms after the silence, were
- * what held delivery longest (planes.sh, tracepoints).  Not congestion.
+/* A loss inferred by @rule: counted and traced as a fast retransmission. */
+static void mrc_count_loss(struct mrc_sock *msk, const struct mrc_skb_cb *cb,
+			   enum mrc_loss_rule rule)
+{
+	mrc_count(msk->mn, MRC_C_FAST_RETRANSMITS);
+	mrc_count(msk->mn, rule == MRC_LOSS_SAME_EV ? MRC_C_LOSS_SAME_EV :
+			   rule == MRC_LOSS_RACK ? MRC_C_LOSS_RACK : MRC_C_LOSS_PATH_SILENT);
+	trace_mrc_loss(msk->local_id, cb->psn, cb->ev_port, rule);
+}
+
+/**
+ * mrc_lose_paths() - what is still out on the paths in @paths is lost
+ * @msk: connection (socket lock held)
+ * @paths: a bit per path index, each of whose EVs the caller retired
+ * @silent: the paths went silent (mrc_retire_ev()): count and trace the
+ *	losses as inferred ones; a path whose device went down is counted
+ *	by PlaneDown alone (mrc_path_down())
+ *
+ * Resent now, not each segment at its own RACK time or the RTO: a silent
+ * path's came one round after another while its EVs retired one by one,
+ * and a dead leaf's last holes, 30 ms after the silence, were what held
+ * delivery longest (planes.sh, tracepoints).  Not congestion.
  */
-static void mrc_lose_silent_paths(struct mrc_sock *msk, u32 paths)
+void mrc_lose_paths(struct mrc_sock *msk, u32 paths, bool silent)
 {
 	struct sk_buff *skb;
 
+	sock_owned_by_me(&msk->sk);
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 		struct mrc_ev *ev;
@@ -132,8 +143,11 @@ static void mrc_lose_silent_paths(struct mrc_sock *msk, u32 paths)
 		if (!cb->sent || cb->sacked || cb->lost)
 			continue;
 		ev = mrc_ev_of(msk, cb);
-		if (ev && ev->state == MRC_EV_RETIRED && (paths & BIT(ev->path)))
-			mrc_mark_lost(msk, cb, ev, MRC_LOSS_PATH);
+		if (!ev || !(paths & BIT(ev->path)))
+			continue;
+		if (silent)
+			mrc_count_loss(msk, cb, MRC_LOSS_PATH);
+		mrc_mark_lost(msk, cb, ev);
 	}
 }
 
@@ -149,7 +163,7 @@ static void mrc_lose_silent_paths(struct mrc_sock *msk, u32 paths)
  * reordering window (mrc_rack_reo_us()).  Lost packets go back to the
  * retransmission queue; an EV that loses retire_losses packets in a row is
  * retired, and when that shows its path silent, everything still out on the
- * path is lost with it (mrc_lose_silent_paths()).
+ * path is lost with it (mrc_lose_paths()).
  *
  * A packet that something later overtook but that is not overdue yet gets
  * the RACK reordering timer (RFC 8985 6.2) for when it will be: without it
@@ -214,7 +228,8 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 				rack_at = min(rack_at, cb->sent_us + expect + reo);
 			continue;
 		}
-		mrc_mark_lost(msk, cb, ev, same_path ? MRC_LOSS_SAME_EV : MRC_LOSS_RACK);
+		mrc_count_loss(msk, cb, same_path ? MRC_LOSS_SAME_EV : MRC_LOSS_RACK);
+		mrc_mark_lost(msk, cb, ev);
 		/*
 		 * A loss on a path that delivered later packets is congestion
 		 * (a queue dropped it); one on an EV that delivered nothing sent
@@ -226,7 +241,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 			silent_paths |= BIT(ev->path);
 	}
 	if (silent_paths)
-		mrc_lose_silent_paths(msk, silent_paths);
+		mrc_lose_paths(msk, silent_paths, true);
 	if (congested && !msk->cc.in_recovery) {
 		mrc_cc_on_loss(&msk->cc);
 		trace_mrc_cwnd(msk->local_id, msk->cc.cwnd, msk->cc.ssthresh, MRC_CWND_LOSS);

@@ -600,9 +600,15 @@ static struct sk_buff *mrc_burst_by_ref(struct mrc_sock *msk, const struct mrchd
 	return skb;
 }
 
-/* @skb carries @n segments of header + MSS: the stack's UDP GSO cuts it */
-static void mrc_burst_gso(const struct mrc_sock *msk, struct sk_buff *skb, u32 n)
+/*
+ * Sends @skb, @n segments of header + MSS, on @ev as one UDP GSO skb that
+ * the stack cuts.  Return: 0 or a negative errno (@skb is consumed).
+ */
+static int mrc_burst_xmit(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
+			  u32 n)
 {
+	int err;
+
 	/* udp_send_skb() with UDP_SEGMENT sets the same */
 	skb_shinfo(skb)->gso_size = sizeof(struct mrchdr) + msk->mss;
 	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
@@ -610,6 +616,12 @@ static void mrc_burst_gso(const struct mrc_sock *msk, struct sk_buff *skb, u32 n
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
 	skb->csum_offset = offsetof(struct udphdr, check);
+	err = mrc_send_on_ev(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
+	if (err)
+		return err;
+	mrc_count(msk->mn, MRC_C_TX_BURSTS);
+	msk->stats.packets_sent += n;
+	return 0;
 }
 
 /**
@@ -651,13 +663,9 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 		err = -ENOBUFS;
 		goto unsent;
 	}
-	mrc_burst_gso(msk, skb, n);
-	err = mrc_send_on_ev(msk, skb, ev,
-			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
+	err = mrc_burst_xmit(msk, skb, ev, n);
 	if (err)
 		goto unsent;
-	mrc_count(msk->mn, MRC_C_TX_BURSTS);
-	msk->stats.packets_sent += n;
 	for (i = 0; i < n; i++) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(msk->send_head);
 
@@ -742,13 +750,9 @@ static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
 		err = -ENOBUFS;
 		goto unsent;
 	}
-	mrc_burst_gso(msk, skb, n);
-	err = mrc_send_on_ev(msk, skb, &msk->evs[ev_idx],
-			     READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
+	err = mrc_burst_xmit(msk, skb, &msk->evs[ev_idx], n);
 	if (err)
 		goto unsent;
-	mrc_count(msk->mn, MRC_C_TX_BURSTS);
-	msk->stats.packets_sent += n;
 	for (i = 0, seg = first; i < n; i++, seg = seg->next) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(seg);
 		u16 old_port = cb->ev_port;

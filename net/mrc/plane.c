@@ -508,7 +508,6 @@ u16 mrc_path_evs(const struct mrc_sock *msk)
  */
 static void mrc_path_down(struct mrc_sock *msk, u8 p)
 {
-	struct sk_buff *skb;
 	bool other = false;
 	u8 q;
 	u16 i;
@@ -527,23 +526,7 @@ static void mrc_path_down(struct mrc_sock *msk, u8 p)
 		ev->swrr = 0;
 		ev->probe_backoff = 0;
 	}
-	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
-		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
-		struct mrc_ev *ev;
-
-		if (skb == msk->send_head)
-			break;
-		if (!cb->sent || cb->sacked || cb->lost)
-			continue;
-		ev = mrc_ev_of(msk, cb);
-		if (!ev || ev->path != p)
-			continue;
-		cb->lost = 1;
-		msk->in_flight--;
-		msk->stats.packets_lost++;
-		if (ev->in_flight)
-			ev->in_flight--;
-	}
+	mrc_lose_paths(msk, BIT(p), false);
 	mrc_retransmit_lost(msk);
 	mrc_push(msk);
 	mrc_arm_rto(msk);

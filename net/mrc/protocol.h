@@ -632,6 +632,7 @@ int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore);
 int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
 struct mrc_ev *mrc_ev_of(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
 bool mrc_retire_ev(struct mrc_sock *msk, int idx);
+void mrc_lose_paths(struct mrc_sock *msk, u32 paths, bool silent);
 void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when);
 void mrc_probe_answered(struct mrc_sock *msk, u16 port);
 void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample);
