@@ -35,6 +35,8 @@ int mrc_wmem[3] __read_mostly = { 4096, 212992, 4194304 };
 int mrc_rmem[3] __read_mostly = { 4096, 212992, 6291456 };
 
 static struct ctl_table_header *mrc_sysctl_header;
+/* an hour: an orphan past that is no peer closing late */
+static int mrc_fin_timeout_max = 3600;
 
 /* net.mrc.orphans: the orphans alive now (read only) */
 static int mrc_proc_orphans(const struct ctl_table *table, int write, void *buffer,
@@ -77,6 +79,15 @@ static struct ctl_table mrc_sysctl_table[] = {
 		.mode		= 0644,
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
+	},
+	{
+		.procname	= "fin_timeout",
+		.data		= &mrc_fin_timeout,
+		.maxlen		= sizeof(mrc_fin_timeout),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= &mrc_fin_timeout_max,
 	},
 	{
 		.procname	= "orphans",

@@ -162,8 +162,49 @@ static void mrc_cookie_roundtrip_test(struct kunit *test)
 						  c.server_isn, c.cookie));
 }
 
+/*
+ * A salted word derives another ID for the same client (the server's way
+ * around an ID in use); the echoed word must be the one the cookie covers,
+ * and its slot ages as an unsalted one's, across the slot field's wrap too.
+ */
+static void mrc_cookie_salt_test(struct kunit *test)
+{
+	struct mrc_cookie_in in = {
+		.addr = { htonl(0x0a000101) }, .laddr = { htonl(0x0a000201) },
+		.sport = 40000, .dport = 5000, .client_id = 0x1234, .client_isn = 77,
+	};
+	u32 w0 = mrc_cookie_word(100, 0), w3 = mrc_cookie_word(100, 3);
+	u32 top = MRC_COOKIE_SLOT_MASK;
+	siphash_key_t key = { { 1, 2 } };
+	struct mrc_cookie c0, c3, cw;
+
+	KUNIT_EXPECT_EQ(test, w0, 100u);
+	mrc_cookie_make(&key, &in, w0, &c0);
+	mrc_cookie_make(&key, &in, w3, &c3);
+	KUNIT_EXPECT_NE(test, c0.server_id, c3.server_id);
+	KUNIT_EXPECT_TRUE(test, mrc_cookie_check(&key, &in, w3, 100, c3.server_id,
+						 c3.server_isn, c3.cookie));
+	KUNIT_EXPECT_TRUE(test, mrc_cookie_check(&key, &in, w3, 101, c3.server_id,
+						 c3.server_isn, c3.cookie));
+	KUNIT_EXPECT_FALSE(test, mrc_cookie_check(&key, &in, w3, 102, c3.server_id,
+						  c3.server_isn, c3.cookie));
+	/* another salt echoed with this cookie: no match */
+	KUNIT_EXPECT_FALSE(test, mrc_cookie_check(&key, &in, mrc_cookie_word(100, 2),
+						  100, c3.server_id, c3.server_isn, c3.cookie));
+	/* a word from the future is no good */
+	KUNIT_EXPECT_FALSE(test, mrc_cookie_check(&key, &in, w3, 99, c3.server_id,
+						  c3.server_isn, c3.cookie));
+	/* the last slot before the field wraps is still valid in slot 0 */
+	mrc_cookie_make(&key, &in, mrc_cookie_word(top, 1), &cw);
+	KUNIT_EXPECT_TRUE(test, mrc_cookie_check(&key, &in, mrc_cookie_word(top, 1), 0,
+						 cw.server_id, cw.server_isn, cw.cookie));
+	KUNIT_EXPECT_FALSE(test, mrc_cookie_check(&key, &in, mrc_cookie_word(top, 1), 1,
+						  cw.server_id, cw.server_isn, cw.cookie));
+}
+
 static struct kunit_case mrc_cookie_cases[] = {
 	KUNIT_CASE(mrc_cookie_roundtrip_test),
+	KUNIT_CASE(mrc_cookie_salt_test),
 	{}
 };
 

@@ -66,6 +66,7 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_RX_BATCHES]		= "RxBatches",
 	[MRC_C_RX_DROP_CSUM]		= "RxDropChecksum",
 	[MRC_C_LOSS_PATH_SILENT]	= "LossPathSilent",
+	[MRC_C_SYN_ID_TAKEN]		= "SynIdTaken",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)
@@ -177,19 +178,23 @@ struct socket *mrc_tunnel_sock(struct mrc_net *mn, int family)
 }
 
 /**
- * mrc_hash_conn() - give a connection a fresh random local ID
- * @msk: connection, not yet hashed
+ * mrc_hash_conn() - hash a connection under its local ID
+ * @msk: connection, not yet hashed; local_id 0 (a client: a fresh random
+ *       one is drawn) or the ID its cookie gave (a child: the client sends
+ *       to that one, so no other will do)
  *
- * Return: 0, or -EADDRNOTAVAIL after repeated collisions.
+ * Return: 0, -EADDRINUSE when a child's ID was taken since its SYNACK, or
+ * -EADDRNOTAVAIL after repeated collisions of random ones.
  */
 int mrc_hash_conn(struct mrc_sock *msk)
 {
 	struct mrc_net *mn = msk->mn;
+	u32 fixed = msk->local_id;
 	int tries;
 
 	spin_lock_bh(&mn->lock);
-	for (tries = 0; tries < 16; tries++) {
-		u32 id = msk->local_id ?: get_random_u32();
+	for (tries = 0; tries < (fixed ? 1 : 16); tries++) {
+		u32 id = fixed ?: get_random_u32();
 
 		msk->local_id = 0;
 		if (!id || mrc_lookup_conn(mn, id))
@@ -201,7 +206,9 @@ int mrc_hash_conn(struct mrc_sock *msk)
 		break;
 	}
 	spin_unlock_bh(&mn->lock);
-	return msk->hashed ? 0 : -EADDRNOTAVAIL;
+	if (msk->hashed)
+		return 0;
+	return fixed ? -EADDRINUSE : -EADDRNOTAVAIL;
 }
 
 void mrc_unhash_conn(struct mrc_sock *msk)

@@ -81,6 +81,7 @@ enum mrc_counter {
 	MRC_C_RX_BATCHES,		/* GSO/GRO aggregates received whole */
 	MRC_C_RX_DROP_CSUM,		/* bad UDP checksum */
 	MRC_C_LOSS_PATH_SILENT,		/* losses inferred: out on a path gone silent */
+	MRC_C_SYN_ID_TAKEN,		/* SYNs whose first cookie ID was in use */
 	__MRC_C_MAX,
 };
 
@@ -258,8 +259,11 @@ enum {
  */
 #define MRC_RCV_WINDOW_PKTS	8192
 
-/* How long a closed socket waits for the peer's FIN, and retries its own */
-#define MRC_ORPHAN_FIN_WAIT_MS	3000
+/*
+ * How long a closed socket waits for the peer's FIN by default (TCP's
+ * tcp_fin_timeout: a peer may take a while to close), and retries its own
+ */
+#define MRC_FIN_TIMEOUT_S	60
 #define MRC_ORPHAN_TIMEOUT_MS	5000
 
 /**
@@ -679,6 +683,7 @@ u8 mrc_keepcnt(const struct mrc_sock *msk);
 void mrc_keepalive_arm(struct mrc_sock *msk);
 extern atomic_t mrc_orphan_count;
 extern int mrc_max_orphans;
+extern int mrc_fin_timeout;
 bool mrc_orphan_add(struct mrc_sock *msk);
 void mrc_orphan_del(struct mrc_sock *msk);
 void mrc_orphan_fin_wait(struct mrc_sock *msk);
@@ -708,10 +713,19 @@ struct mrc_cookie {
 	u64	cookie;
 };
 
-void mrc_cookie_make(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 slot,
+/*
+ * The slot word of a handshake: the time slot in its low 30 bits, in the top
+ * two which of MRC_COOKIE_SALTS derivations gave a free connection ID.
+ */
+#define MRC_COOKIE_SALT_SHIFT	30
+#define MRC_COOKIE_SLOT_MASK	(BIT(MRC_COOKIE_SALT_SHIFT) - 1)
+#define MRC_COOKIE_SALTS	4
+
+void mrc_cookie_make(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 word,
 		     struct mrc_cookie *out);
-bool mrc_cookie_check(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 slot,
+bool mrc_cookie_check(const siphash_key_t *key, const struct mrc_cookie_in *in, u32 word,
 		      u32 now_slot, u32 server_id, u32 server_isn, u64 cookie);
 u32 mrc_cookie_slot(void);
+u32 mrc_cookie_word(u32 slot, u32 salt);
 
 #endif /* _NET_MRC_PROTOCOL_H */

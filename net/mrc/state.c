@@ -35,22 +35,48 @@ static void mrc_cookie_input(struct sk_buff *skb, const struct mrchdr *h,
 	in->client_isn = ntohl(h->psn);
 }
 
+/*
+ * The cookie for @in whose connection ID no connection has: the client
+ * sends everything to that ID, the HSACK too, so one in use would make the
+ * handshake go to that connection until the client gave up.  Return: false
+ * when every salt's ID is taken (the SYN goes unanswered; its retry finds
+ * another slot or freed IDs).
+ */
+static bool mrc_cookie_free_id(struct mrc_net *mn, const struct mrc_cookie_in *in,
+			       struct mrc_cookie *c, u32 *word)
+{
+	u32 slot = mrc_cookie_slot(), salt;
+	bool found = false;
+
+	rcu_read_lock();
+	for (salt = 0; salt < MRC_COOKIE_SALTS && !found; salt++) {
+		*word = mrc_cookie_word(slot, salt);
+		mrc_cookie_make(&mn->cookie_key, in, *word, c);
+		found = !mrc_lookup_conn(mn, c->server_id);
+		if (!found)
+			mrc_count(mn, MRC_C_SYN_ID_TAKEN);
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 /* SYN: answer with IDs and a cookie, keep nothing.  Listener locked. */
 static void mrc_listen_syn(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
 {
 	struct mrc_hs_payload hs;
 	struct mrc_cookie_in in;
 	struct mrc_cookie c;
-	u32 slot = mrc_cookie_slot();
+	u32 word;
 
 	if (sk_acceptq_is_full(&lsk->sk)) {
 		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
 		return;
 	}
 	mrc_cookie_input(skb, h, &in);
-	mrc_cookie_make(&lsk->mn->cookie_key, &in, slot, &c);
+	if (!mrc_cookie_free_id(lsk->mn, &in, &c, &word))
+		return;
 	hs.cookie = cpu_to_be64(c.cookie);
-	hs.slot = htonl(slot);
+	hs.slot = htonl(word);
 	hs.mss = htonl(65000);
 	mrc_send_synack(lsk->mn, skb, h, c.server_id, c.server_isn, &hs);
 }

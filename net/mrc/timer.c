@@ -157,6 +157,8 @@ void mrc_arm_delack(struct mrc_sock *msk)
  */
 atomic_t mrc_orphan_count = ATOMIC_INIT(0);
 int mrc_max_orphans __read_mostly = 16384;
+/* net.mrc.fin_timeout, seconds: read once per orphan, when its wait starts */
+int mrc_fin_timeout __read_mostly = MRC_FIN_TIMEOUT_S;
 
 /**
  * mrc_orphan_add() - count @msk as an orphan, if the limit allows
@@ -200,7 +202,7 @@ void mrc_orphan_fin_wait(struct mrc_sock *msk)
 {
 	if (!msk->fin_wait_armed) {
 		msk->fin_wait_armed = 1;
-		msk->fin_wait_end = jiffies + msecs_to_jiffies(MRC_ORPHAN_FIN_WAIT_MS);
+		msk->fin_wait_end = jiffies + (unsigned long)READ_ONCE(mrc_fin_timeout) * HZ;
 	}
 	sk_reset_timer(&msk->sk, &msk->rto_timer, msk->fin_wait_end);
 }

@@ -82,11 +82,36 @@ FIXTURE_TEARDOWN(lc)
  * a few bytes each way on every one, all verified, then all closed: every
  * server side reads EOF and every socket is freed.
  */
+/* what the handshakes and the orderly close may do, printed so a failure tells which */
+static const char *const conn_stats[] = {
+	"ConnTimeout", "OrphanFinTimeout", "OrphanOverflow", "RtoExpired", "Retransmits",
+	"RxDropBacklog", "RxDropNoConnection", "RxDropMemory", "TxErrors",
+	"SynIdTaken", "RxDropBadId", "RxDropBadCookie", "RxDropAcceptQueue",
+};
+
+#define NCONN_STATS (int)(sizeof(conn_stats) / sizeof(conn_stats[0]))
+
+static void log_stats(struct __test_metadata *_metadata, const char *phase,
+		      const long long *stat0)
+{
+	char line[512];
+	int i, n = 0;
+
+	for (i = 0; i < NCONN_STATS && n < (int)sizeof(line); i++) {
+		long long d = mrc_stat(conn_stats[i]) - stat0[i];
+
+		if (d)
+			n += snprintf(line + n, sizeof(line) - n, " %s +%lld", conn_stats[i], d);
+	}
+	TH_LOG("%s:%s", phase, n ? line : " no counter moved");
+}
+
 TEST_F_TIMEOUT(lc, conns_10000, 400)
 {
+	long long stat0[NCONN_STATS];
 	static int cfd[NCONN], afd[NCONN], seen[NCONN];
 	struct rlimit rl = { .rlim_cur = 4 * NCONN, .rlim_max = 4 * NCONN };
-	int lfd, i, accepted = 0, connected = 0, bad = 0, first_bad = -1;
+	int lfd, i, refs, accepted = 0, connected = 0, bad = 0, first_bad = -1;
 	double start = mrc_now_s(), end = start + 240, t;
 	long long rst0, reset0;
 	struct sockaddr_storage ss;
@@ -96,6 +121,8 @@ TEST_F_TIMEOUT(lc, conns_10000, 400)
 	int pressure;
 	FILE *f;
 
+	for (i = 0; i < NCONN_STATS; i++)
+		stat0[i] = mrc_stat(conn_stats[i]);
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)) TH_LOG("setrlimit: %s", strerror(errno));
 	/* listen() caps the backlog at somaxconn (4096 by default) */
 	f = fopen("/proc/sys/net/core/somaxconn", "w");
@@ -132,6 +159,7 @@ TEST_F_TIMEOUT(lc, conns_10000, 400)
 			break;
 		}
 	}
+	log_stats(_metadata, "handshakes", stat0);
 	ASSERT_EQ(NCONN, accepted) TH_LOG("accepted only %d of %d", accepted, NCONN);
 
 	/* every client's connect completed without error */
@@ -190,10 +218,15 @@ TEST_F_TIMEOUT(lc, conns_10000, 400)
 	 * TCP, that resets nothing: each closed client stays until it has
 	 * acknowledged its peer's FIN.
 	 */
+	for (i = 0; i < NCONN_STATS; i++)
+		stat0[i] = mrc_stat(conn_stats[i]);
 	rst0 = mrc_stat("TxRst");
 	reset0 = mrc_stat("ConnReset");
+	t = mrc_now_s();
 	for (i = 0; i < NCONN; i++)
 		close(cfd[i]);
+	TH_LOG("clients closed in %.1f s", mrc_now_s() - t);
+	t = mrc_now_s();
 	for (i = 0; i < NCONN; i++) {
 		ssize_t n = recv(afd[i], msg, 1, 0);
 
@@ -203,15 +236,17 @@ TEST_F_TIMEOUT(lc, conns_10000, 400)
 		close(afd[i]);
 	}
 	close(lfd);
+	TH_LOG("servers read EOF and closed in %.1f s", mrc_now_s() - t);
 	ASSERT_EQ(0, bad);
 	/* every socket, and every connection finishing its FINs, is freed */
 	t = mrc_now_s();
-	i = mrc_wait_refcnt(self->refcnt0, 60);
+	refs = mrc_wait_refcnt(self->refcnt0, 60);
 	TH_LOG("closed: module refcnt %d (was %d) after %.1f s; RSTs sent %lld, "
-	       "connections reset %lld, timed out so far %lld", i, self->refcnt0,
+	       "connections reset %lld, timed out so far %lld", refs, self->refcnt0,
 	       mrc_now_s() - t, mrc_stat("TxRst") - rst0, mrc_stat("ConnReset") - reset0,
 	       mrc_stat("ConnTimeout"));
-	EXPECT_LE(i, self->refcnt0) TH_LOG("connections still alive 20 s after an orderly close");
+	log_stats(_metadata, "close", stat0);
+	EXPECT_LE(refs, self->refcnt0) TH_LOG("connections still alive 20 s after an orderly close");
 	EXPECT_EQ(0, mrc_stat("ConnReset") - reset0) TH_LOG("an orderly close reset connections");
 	/* the protocol's accounting agrees: no socket and no memory left */
 	ASSERT_EQ(0, mrc_proto_usage(&sockets, &pages, &pressure));
@@ -319,6 +354,45 @@ TEST_F_TIMEOUT(lc, listener_close_resets_unaccepted, 60)
 	close(cfd);
 	n = mrc_wait_refcnt(self->refcnt0, 20);
 	EXPECT_LE(n, self->refcnt0) TH_LOG("module refcnt %d, was %d", n, self->refcnt0);
+}
+
+/*
+ * The peer closes a while after us (a server finishing its work): our
+ * orphan waits for its FIN up to net.mrc.fin_timeout (60 s, as TCP's
+ * tcp_fin_timeout), so the close is orderly on both sides, nothing reset.
+ * A 3 s wait once reset every server that closed later on a slow machine.
+ */
+TEST_F_TIMEOUT(lc, peer_closing_late_is_not_reset, 60)
+{
+	long long reset0 = mrc_stat("ConnReset"), rst0 = mrc_stat("TxRst");
+	long long finto0 = mrc_stat("OrphanFinTimeout");
+	int lfd, cfd, afd, n, fin_timeout = 0;
+	FILE *f = fopen("/proc/sys/net/mrc/fin_timeout", "r");
+	char c;
+
+	ASSERT_NE(NULL, f) TH_LOG("net.mrc.fin_timeout is missing");
+	ASSERT_EQ(1, fscanf(f, "%d", &fin_timeout));
+	fclose(f);
+	if (fin_timeout <= 5)
+		SKIP(return, "net.mrc.fin_timeout is %d s, not longer than the peer's wait", fin_timeout);
+	lfd = listener(variant->family, variant->port + 4, 4);
+	ASSERT_LE(0, lfd);
+	cfd = connect_to(variant->family, variant->port + 4);
+	ASSERT_LE(0, cfd) TH_LOG("connect: %s", strerror(errno));
+	afd = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, afd) TH_LOG("accept: %s", strerror(errno));
+	close(lfd);
+	close(cfd);
+	sleep(4);
+	set_timeouts(afd, 10);
+	n = recv(afd, &c, 1, 0);
+	EXPECT_EQ(0, n) TH_LOG("recv after the peer closed: %d (%s)", n, strerror(errno));
+	close(afd);
+	n = mrc_wait_refcnt(self->refcnt0, 20);
+	EXPECT_LE(n, self->refcnt0) TH_LOG("module refcnt %d, was %d", n, self->refcnt0);
+	EXPECT_EQ(0, mrc_stat("OrphanFinTimeout") - finto0);
+	EXPECT_EQ(0, mrc_stat("TxRst") - rst0);
+	EXPECT_EQ(0, mrc_stat("ConnReset") - reset0);
 }
 
 TEST_HARNESS_MAIN
