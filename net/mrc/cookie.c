@@ -6,6 +6,7 @@
  */
 #include <linux/export.h>
 #include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/siphash.h>
 #include <linux/string.h>
 #include <kunit/visibility.h>
@@ -17,7 +18,7 @@
 /* A cookie is valid in the slot it was made in and in the next one. */
 u32 mrc_cookie_slot(void)
 {
-	return (u32)(jiffies_64 / (MRC_COOKIE_SLOT_SECS * HZ)) & MRC_COOKIE_SLOT_MASK;
+	return (u32)div_u64(get_jiffies_64(), MRC_COOKIE_SLOT_SECS * HZ) & MRC_COOKIE_SLOT_MASK;
 }
 
 /**
@@ -33,7 +34,8 @@ u32 mrc_cookie_slot(void)
  */
 u32 mrc_cookie_word(u32 slot, u32 salt)
 {
-	return (slot & MRC_COOKIE_SLOT_MASK) | salt << MRC_COOKIE_SALT_SHIFT;
+	return (slot & MRC_COOKIE_SLOT_MASK) |
+	       (salt & (MRC_COOKIE_SALTS - 1)) << MRC_COOKIE_SALT_SHIFT;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_cookie_word);
 

@@ -81,7 +81,7 @@ enum mrc_counter {
 	MRC_C_RX_BATCHES,		/* GSO/GRO aggregates received whole */
 	MRC_C_RX_DROP_CSUM,		/* bad UDP checksum */
 	MRC_C_LOSS_PATH_SILENT,		/* losses inferred: out on a path gone silent */
-	MRC_C_SYN_ID_TAKEN,		/* SYNs whose first cookie ID was in use */
+	MRC_C_SYN_ID_TAKEN,		/* SYNs whose first cookie ID was another's */
 	__MRC_C_MAX,
 };
 

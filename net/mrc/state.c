@@ -36,11 +36,22 @@ static void mrc_cookie_input(struct sk_buff *skb, const struct mrchdr *h,
 }
 
 /*
- * The cookie for @in whose connection ID no connection has: the client
- * sends everything to that ID, the HSACK too, so one in use would make the
- * handshake go to that connection until the client gave up.  Return: false
- * when every salt's ID is taken (the SYN goes unanswered; its retry finds
- * another slot or freed IDs).
+ * Whether @id is another connection's: this client's own child (its SYN or
+ * HSACK came again) does not count.  Context: rcu_read_lock.
+ */
+static bool mrc_id_taken(struct mrc_net *mn, u32 id, u32 client_id)
+{
+	struct mrc_sock *holder = mrc_lookup_conn(mn, id);
+
+	return holder && READ_ONCE(holder->remote_id) != client_id;
+}
+
+/*
+ * The cookie for @in whose connection ID no other connection has: the
+ * client sends everything to that ID, the HSACK too, so one in use would
+ * make the handshake go to that connection until the client gave up.
+ * Return: false when every salt's ID is taken (the SYN goes unanswered; its
+ * retry finds another slot or freed IDs).
  */
 static bool mrc_cookie_free_id(struct mrc_net *mn, const struct mrc_cookie_in *in,
 			       struct mrc_cookie *c, u32 *word)
@@ -52,11 +63,11 @@ static bool mrc_cookie_free_id(struct mrc_net *mn, const struct mrc_cookie_in *i
 	for (salt = 0; salt < MRC_COOKIE_SALTS && !found; salt++) {
 		*word = mrc_cookie_word(slot, salt);
 		mrc_cookie_make(&mn->cookie_key, in, *word, c);
-		found = !mrc_lookup_conn(mn, c->server_id);
-		if (!found)
-			mrc_count(mn, MRC_C_SYN_ID_TAKEN);
+		found = !mrc_id_taken(mn, c->server_id, in->client_id);
 	}
 	rcu_read_unlock();
+	if (salt > 1 || !found)
+		mrc_count(mn, MRC_C_SYN_ID_TAKEN);
 	return found;
 }
 
@@ -97,6 +108,21 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 		mrc_count(lsk->mn, MRC_C_RX_DROP_COOKIE);
 		return;
 	}
+	/*
+	 * The ID is held: by this client's child (a duplicate HSACK queued
+	 * behind the one that made it; the child answers the next one), or,
+	 * rarely, by a connection that took it since the SYNACK (another
+	 * handshake's derivation or a client's random draw; this client times
+	 * out).  Checked before any allocation; mrc_hash_conn() checks again.
+	 */
+	rcu_read_lock();
+	if (mrc_lookup_conn(lsk->mn, ntohl(h->dst_id))) {
+		if (mrc_id_taken(lsk->mn, ntohl(h->dst_id), ntohl(h->src_id)))
+			mrc_count(lsk->mn, MRC_C_RX_DROP_BADID);
+		rcu_read_unlock();
+		return;
+	}
+	rcu_read_unlock();
 	if (sk_acceptq_is_full(lsock)) {
 		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
 		return;

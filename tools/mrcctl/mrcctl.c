@@ -1589,7 +1589,7 @@ static const struct {
 	{ "RxBatches", "GSO/GRO aggregates received whole and handled as one batch" },
 	{ "RxDropChecksum", "Packets dropped: bad UDP checksum" },
 	{ "LossPathSilent", "Losses inferred: still out on a path that went silent (resent at once)" },
-	{ "SynIdTaken", "SYNs whose cookie named a connection ID in use (another was derived)" },
+	{ "SynIdTaken", "SYNs whose first derived connection ID was another connection's (another salt was used, or none was free)" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
