@@ -53,6 +53,7 @@ int mrc_ev_find_port(const struct mrc_ev *evs, u16 cap, u16 port);
 /* a path is silent when another delivered packets sent this many RTTs later */
 #define MRC_PATH_SILENT_RTTS	2
 bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us);
+u16 mrc_ev_unproven(const struct mrc_ev *evs, u16 cap);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe, bool replace);
 u8 mrc_ev_probe_backoff_max(const struct mrc_ev *evs, u16 cap, int idx);
@@ -283,7 +284,8 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * mrc_ev_burst_len() - how many new segments go back to back on one EV
  * @cwnd: congestion window, packets
  * @active_evs: EVs in use
- * @fresh_evs: of them, those that have not delivered yet
+ * @fresh_evs: of them, those yet to deliver on a path none of whose EVs
+ *	did (mrc_ev_unproven())
  * @max_segs: the most one burst may hold (setting and 64 KiB packet)
  *
  * Each window goes out in at least 2 * MRC_BURST_SPREAD bursts, so that it
@@ -291,8 +293,8 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * bursts would need a window of 5632 packets, and the halving of one loss
  * episode would halve every burst and with it what a CPU-bound sender
  * moves (multipath.sh's heal: 59 % of the goodput before, for the rest of
- * the transfer).  But while some EVs have not delivered yet (a new plane's,
- * replacements of retired ones), 2 bursts per EV: the weighted choice
+ * the transfer).  But while a path has EVs and none delivered yet (a new
+ * plane's), 2 bursts per EV: the weighted choice
  * gives a fresh EV the smallest share of the choices until its first
  * delivery, and long bursts made so few choices that a second plane took
  * 0.9 s to carry anything (planes.sh).

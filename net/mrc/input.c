@@ -180,7 +180,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	u64 rack_at = U64_MAX;
 	struct sk_buff *skb;
 	bool congested = false;
-	u16 i, fresh = 0;
+	u16 i;
 	u32 silent_paths = 0;
 
 	sock_owned_by_me(&msk->sk);
@@ -190,10 +190,9 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 		if (msk->evs[i].state != MRC_EV_ACTIVE)
 			continue;
 		slowest = max(slowest, msk->evs[i].srtt_us);
-		fresh += !msk->evs[i].delivered;
 	}
 	msk->slowest_rtt_us = slowest;
-	msk->evs_fresh = fresh;
+	msk->evs_unproven = mrc_ev_unproven(msk->evs, msk->ev_cap);
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);

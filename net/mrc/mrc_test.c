@@ -617,6 +617,33 @@ static void mrc_ev_burst_len_test(struct kunit *test)
 }
 
 /*
+ * Bursts shorten for EVs yet to deliver only where their path has none
+ * that did: a new plane's, not a working path's replacements.
+ */
+static void mrc_ev_unproven_test(struct kunit *test)
+{
+	struct mrc_ev evs[8] = {};
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		evs[i].state = MRC_EV_ACTIVE;
+		evs[i].path = i < 4 ? 0 : 1;
+	}
+	/* a connection's start: nothing delivered anywhere */
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 8);
+	/* path 0 works; its other EVs (replacements) do not count */
+	evs[0].delivered = 1;
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 4);
+	/* path 1 too: nothing unproven though most EVs are still fresh */
+	evs[5].delivered = 3;
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 0);
+	/* a retired EV proves nothing: path 1's fresh ones count again */
+	evs[5].state = MRC_EV_RETIRED;
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 3);
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 0), 0);
+}
+
+/*
  * A path that went silent while another works: its EVs are retired without
  * replacement, one scout keeps probing it often, and an answer brings
  * every EV of the path back to probing at once.
@@ -812,6 +839,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_rto_lost_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
 	KUNIT_CASE(mrc_ev_burst_len_test),
+	KUNIT_CASE(mrc_ev_unproven_test),
 	KUNIT_CASE(mrc_time_rack_test),
 	KUNIT_CASE(mrc_time_ev_stale_test),
 	KUNIT_CASE(mrc_time_rtt_echo_test),

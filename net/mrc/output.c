@@ -457,7 +457,7 @@ u32 mrc_burst_len(const struct mrc_sock *msk)
 
 	if (max <= 1)
 		return 1;
-	return mrc_ev_burst_len(msk->cc.cwnd, msk->ev_count, msk->evs_fresh, max);
+	return mrc_ev_burst_len(msk->cc.cwnd, msk->ev_count, msk->evs_unproven, max);
 }
 
 /*
