@@ -559,38 +559,37 @@ bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_path_silent);
 
 /**
- * mrc_ev_unproven() - active EVs yet to deliver on paths where none has
+ * mrc_ev_unproven() - active EVs yet to deliver on paths still to be proven
  * @evs: slots
  * @cap: number of slots
  *
- * A new plane's EVs (or a connection's first): what mrc_ev_burst_len()
- * shortens bursts for, so that each is chosen soon.  Not replacements of
- * retired EVs on a path that works: while a spine was dead, a quarter of
- * them landed on it again, so some EV was always fresh and every burst
- * was 8 times shorter for seconds.  A CPU-bound sender kept 54-88 % of its
- * goodput through multipath.sh's spine failure (mean 72 %), and 73-108 %
- * (mean 87 %) once these no longer counted.
+ * A path is proven once at least half of its active EVs delivered.  Until
+ * then mrc_ev_burst_len() keeps bursts short, so that its fresh EVs, each
+ * with the smallest share of the choices, are all chosen soon: a new
+ * plane's, or a connection's first.  Replacements of retired EVs on a
+ * proven path do not count: while a spine was dead a quarter of them
+ * landed on it again, some EV was always fresh, and every burst was 8
+ * times shorter for seconds.  A CPU-bound sender kept 54-88 % of its
+ * goodput through multipath.sh's spine failure (mean 72 %), 73-108 % (mean
+ * 87 %) once they no longer counted.
  *
  * Return: how many.
  */
 u16 mrc_ev_unproven(const struct mrc_ev *evs, u16 cap)
 {
-	u16 fresh[64] = {}, n = 0, i;
-	u64 proven = 0;
+	u16 active[MRC_MAX_PATHS] = {}, delivered[MRC_MAX_PATHS] = {}, n = 0, i;
 
 	for (i = 0; i < cap; i++) {
 		const struct mrc_ev *ev = &evs[i];
 
-		if (ev->state != MRC_EV_ACTIVE)
+		if (ev->state != MRC_EV_ACTIVE || ev->path >= MRC_MAX_PATHS)
 			continue;
-		if (ev->delivered)
-			proven |= BIT_ULL(ev->path % 64);
-		else
-			fresh[ev->path % 64]++;
+		active[ev->path]++;
+		delivered[ev->path] += !!ev->delivered;
 	}
-	for (i = 0; i < 64; i++)
-		if (!(proven & BIT_ULL(i)))
-			n += fresh[i];
+	for (i = 0; i < MRC_MAX_PATHS; i++)
+		if (2 * delivered[i] < active[i])
+			n += active[i] - delivered[i];
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_unproven);

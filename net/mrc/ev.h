@@ -284,8 +284,8 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * mrc_ev_burst_len() - how many new segments go back to back on one EV
  * @cwnd: congestion window, packets
  * @active_evs: EVs in use
- * @fresh_evs: of them, those yet to deliver on a path none of whose EVs
- *	did (mrc_ev_unproven())
+ * @unproven_evs: of them, those yet to deliver on a path where fewer than
+ *	half did (mrc_ev_unproven())
  * @max_segs: the most one burst may hold (setting and 64 KiB packet)
  *
  * Each window goes out in at least 2 * MRC_BURST_SPREAD bursts, so that it
@@ -293,17 +293,17 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * bursts would need a window of 5632 packets, and the halving of one loss
  * episode would halve every burst and with it what a CPU-bound sender
  * moves (multipath.sh's heal: 59 % of the goodput before, for the rest of
- * the transfer).  But while a path has EVs and none delivered yet (a new
- * plane's), 2 bursts per EV: the weighted choice
+ * the transfer).  But while fewer than half of a path's EVs delivered (a
+ * new plane's, a connection's first), 2 bursts per EV: the weighted choice
  * gives a fresh EV the smallest share of the choices until its first
  * delivery, and long bursts made so few choices that a second plane took
  * 0.9 s to carry anything (planes.sh).
  *
  * Return: 1 (spray every packet) .. @max_segs.
  */
-static inline u32 mrc_ev_burst_len(u32 cwnd, u32 active_evs, u32 fresh_evs, u32 max_segs)
+static inline u32 mrc_ev_burst_len(u32 cwnd, u32 active_evs, u32 unproven_evs, u32 max_segs)
 {
-	u32 spread = 2 * (fresh_evs ? max_t(u32, active_evs, 1) :
+	u32 spread = 2 * (unproven_evs ? max_t(u32, active_evs, 1) :
 			  clamp_t(u32, active_evs, 1, MRC_BURST_SPREAD));
 
 	return clamp_t(u32, cwnd / spread, 1, max_t(u32, max_segs, 1));

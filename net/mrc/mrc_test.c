@@ -617,8 +617,9 @@ static void mrc_ev_burst_len_test(struct kunit *test)
 }
 
 /*
- * Bursts shorten for EVs yet to deliver only where their path has none
- * that did: a new plane's, not a working path's replacements.
+ * Bursts stay short for EVs yet to deliver while fewer than half of their
+ * path's delivered: a new plane's or a connection's first, not a working
+ * path's replacements.
  */
 static void mrc_ev_unproven_test(struct kunit *test)
 {
@@ -631,15 +632,19 @@ static void mrc_ev_unproven_test(struct kunit *test)
 	}
 	/* a connection's start: nothing delivered anywhere */
 	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 8);
-	/* path 0 works; its other EVs (replacements) do not count */
+	/* one of path 0's four: its three others still count */
 	evs[0].delivered = 1;
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 7);
+	/* half of path 0's: proven, its fresh ones no longer count */
+	evs[1].delivered = 2;
 	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 4);
-	/* path 1 too: nothing unproven though most EVs are still fresh */
-	evs[5].delivered = 3;
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 0);
-	/* a retired EV proves nothing: path 1's fresh ones count again */
-	evs[5].state = MRC_EV_RETIRED;
+	evs[5].delivered = 1;
 	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 3);
+	evs[6].delivered = 1;
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 0);
+	/* a retired EV proves nothing: path 1 has 1 of 3 again */
+	evs[5].state = MRC_EV_RETIRED;
+	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 2);
 	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 0), 0);
 }
 
