@@ -97,7 +97,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 {
 	const struct mrc_hs_payload *hs = (const void *)(h + 1);
 	struct sock *lsock = &lsk->sk, *csk;
-	struct mrc_sock *child;
+	struct mrc_sock *child, *holder;
 	struct mrc_cookie_in in;
 	u32 server_isn = ntohl(h->ack_psn) - 1;
 
@@ -116,13 +116,12 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	 * out).  Checked before any allocation; mrc_hash_conn() checks again.
 	 */
 	rcu_read_lock();
-	if (mrc_lookup_conn(lsk->mn, ntohl(h->dst_id))) {
-		if (mrc_id_taken(lsk->mn, ntohl(h->dst_id), ntohl(h->src_id)))
-			mrc_count(lsk->mn, MRC_C_RX_DROP_BADID);
-		rcu_read_unlock();
-		return;
-	}
+	holder = mrc_lookup_conn(lsk->mn, ntohl(h->dst_id));
+	if (holder && READ_ONCE(holder->remote_id) != ntohl(h->src_id))
+		mrc_count(lsk->mn, MRC_C_RX_DROP_BADID);
 	rcu_read_unlock();
+	if (holder)
+		return;
 	if (sk_acceptq_is_full(lsock)) {
 		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
 		return;
