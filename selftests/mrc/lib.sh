@@ -171,10 +171,12 @@ fabric_spine_ipfwd() {
 		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
 }
 
-# fabric_counts DIR: the per-spine packet counts, space separated.
+# fabric_counts DIR [bytes]: the per-spine packet (or byte) counts, space
+# separated.
 fabric_counts() {
-	local i out=
-	for i in $(seq 1 "$FABRIC_SPINES"); do out="$out $(fabric_spine_count "$i" "$1")"; done
+	local i out= get=fabric_spine_count
+	[ "${2:-}" = bytes ] && get=fabric_spine_bytes
+	for i in $(seq 1 "$FABRIC_SPINES"); do out="$out $($get "$i" "$1")"; done
 	echo $out
 }
 

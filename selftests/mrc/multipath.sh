@@ -178,19 +178,14 @@ for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
 # queue; CE marks and its queueing delay steer EVs away from it.
 for i in 2 3 4; do fabric_shape "$i" 40mbit -; done
 fabric_shape_ecn 1 4mbit
-# fabric_bytes DIR: every spine's bytes, space separated
-fabric_bytes() {
-	local i
-	for i in $(seq 1 $SPINES); do fabric_spine_bytes "$i" "$1"; done | tr '\n' ' '
-}
 ce0=$(mrc_stat $NS_B RxCeMarked)
 read -ra before <<< "$(fabric_counts ab)"
-read -ra bbefore <<< "$(fabric_bytes ab)"
+read -ra bbefore <<< "$(fabric_counts ab bytes)"
 xfer_start $NS_B 7010 "$out/rx"
 ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7010 -n $((12 << 20)) > "$out/tx"
 wait $XFER_PID
 read -ra after <<< "$(fabric_counts ab)"
-read -ra bafter <<< "$(fabric_bytes ab)"
+read -ra bafter <<< "$(fabric_counts ab bytes)"
 s1=$((after[0] - before[0]))
 others=$(( (after[1] - before[1] + after[2] - before[2] + after[3] - before[3]) / 3 ))
 b1=$((bafter[0] - bbefore[0]))
