@@ -277,7 +277,11 @@ fabric_shape_ecn() {
 }
 
 # now: seconds since the epoch; since T0: seconds (one decimal) since now's T0
-now() { date +%s.%N; }
+# now: the wall clock in seconds.  Bash's own, not date(1): under TCG each
+# process start costs 50-100 ms of a vCPU, and a test's timestamps fall in
+# the windows it measures (perf showed date, awk and ip at a quarter of the
+# guest's CPU in the second after multipath.sh's failover).
+now() { local t=$EPOCHREALTIME; echo "${t/,/.}"; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # wait_for PID SECS: waits at most SECS for PID to end (else kills it) and

@@ -6,10 +6,12 @@ For each run: the failure and heal times, then one line per 100 ms tick
 from a second before the failure to 1.5 s after the heal: KiB delivered,
 and the events in that tick (losses by rule, EVs retired by path,
 re-admissions, window cuts with the new cwnd).  F marks the ticks while tc
-applied the failure, H the heal.
+applied the failure, H the heal.  With --perf (runs of PROBE_PERF=1):
+for each phase, the processes and functions the guest's CPU ran.
 """
 import collections
 import glob
+import gzip
 import re
 import sys
 
@@ -71,6 +73,47 @@ def run(mp):
         print("%5.1f %s %5d  %s%s" % (b / 10, mark, ticks[b], ev, cw))
 
 
+PERF = re.compile(r"\s*(.+?)\s+\[\d+\]\s+([\d.]+):\s+[0-9a-f]+\s+(\S+)")
+
+
+def profile(mp, top=12):
+    """Where the guest's CPU went in each phase of a run (perf.N.gz)."""
+    n = mp.rsplit(".", 1)[1]
+    text = open(mp).read()
+    m = FAIL.search(text)
+    if not m:
+        print("run", n, "has no failover line")
+        return
+    tb0, tb1, th0, th1, z = map(float, m.groups())
+    ticks = [int(x) for x in re.search(r"delivered per 100 ms: ([\d ]+)KiB", text).group(1).split()]
+    phases = [("before", 1.5, tb0), ("failure (tc)", tb0, tb1), ("first second", tb1, tb1 + 1),
+              ("later", tb1 + 1.5, th0), ("heal (tc)", th0, th1), ("after", th1 + 1, th1 + 4)]
+    comm = [collections.Counter() for _ in phases]
+    sym = [collections.Counter() for _ in phases]
+    with gzip.open(mp.replace("/mp.", "/perf.") + ".gz", "rt") as f:
+        for line in f:
+            s = PERF.match(line)
+            if not s:
+                continue
+            t = float(s.group(2)) - z
+            for i, (_, lo, hi) in enumerate(phases):
+                if lo <= t < hi:
+                    comm[i][s.group(1)] += 1
+                    sym[i][s.group(3)] += 1
+    print("=== run %s: failure %.2f-%.2f s, heal %.2f-%.2f s" % (n, tb0, tb1, th0, th1))
+    for i, (name, lo, hi) in enumerate(phases):
+        total = sum(comm[i].values()) or 1
+        k = ticks[int(lo * 10):int(hi * 10)]
+        print("-- %s, %.2f-%.2f s: %d KiB per tick, %d samples" %
+              (name, lo, hi, sum(k) / max(len(k), 1), total))
+        print("   processes:", ", ".join("%s %d%%" % (c, v * 100 // total)
+                                         for c, v in comm[i].most_common(6)))
+        for name_, v in sym[i].most_common(top):
+            print("   %5.1f%% %s" % (v * 100 / total, name_))
+
+
 if __name__ == "__main__":
-    for f in sorted(glob.glob(sys.argv[1] + "/mp.*")):
-        run(f)
+    perf = "--perf" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--perf"]
+    for f in sorted(glob.glob(args[0] + "/mp.*")):
+        profile(f) if perf else run(f)
