@@ -285,12 +285,24 @@ now() { local t=$EPOCHREALTIME; echo "${t/,/.}"; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # wait_for PID SECS: waits at most SECS for PID to end (else kills it) and
-# returns its exit status.
+# returns its exit status.  It polls with builtins only: a read that times
+# out on a FIFO nobody writes is its sleep.  A seq and a sleep(1) every
+# 100 ms cost 50-100 ms of a vCPU each under TCG while the transfers it
+# waits for were being measured; a killer subshell beside bash's wait raced
+# (a signal before the subshell's own trap ran the test's EXIT trap).
 wait_for() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
+	local i f dummy
+	if [ -z "${WAIT_FD:-}" ]; then
+		f=$(mktemp -u) && mkfifo "$f" && exec {WAIT_FD}<>"$f"
+		rm -f "$f"
+	fi
+	for ((i = 0; i < $2 * 10; i++)); do
 		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
+		if [ -n "${WAIT_FD:-}" ]; then
+			read -rt 0.1 -u "$WAIT_FD" dummy
+		else
+			sleep 0.1
+		fi
 	done
 	kill -9 "$1" 2>/dev/null && echo "# pid $1 still running after $2 s: killed"
 	wait "$1"
