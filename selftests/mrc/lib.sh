@@ -276,13 +276,27 @@ fabric_shape_ecn() {
 	done
 }
 
-# now: seconds since the epoch; since T0: seconds (one decimal) since now's T0
-# now: the wall clock in seconds.  Bash's own, not date(1): under TCG each
-# process start costs 50-100 ms of a vCPU, and a test's timestamps fall in
-# the windows it measures (perf showed date, awk and ip at a quarter of the
-# guest's CPU in the second after multipath.sh's failover).
+# now: the wall clock in seconds; since T0: seconds (one decimal) since T0.
+# Bash's own clock, not date(1): under TCG each process start costs 50-100
+# ms of a vCPU, and a test's timestamps fall in the windows it measures
+# (perf showed date, awk and ip at a quarter of the guest's CPU in the
+# second after multipath.sh's failover).
 now() { local t=$EPOCHREALTIME; echo "${t/,/.}"; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# loss_stats NS: NS's loss-recovery counters as NAME=VALUE words (one
+# process), and loss_delta A B what B adds to A: printed beside a failover,
+# to tell a stall of the emulator from a recovery that took extra rounds
+# (RACK, the silence rule, RTO, resends of what had arrived)
+loss_stats() {
+	ip netns exec "$1" awk '$1 ~ /^(LossRack|LossSameEv|LossPathSilent|RtoExpired|SpuriousRto|SpuriousRetransmits|Retransmits|EvRetired)$/ {
+		printf "%s=%s ", $1, $2 }' /proc/net/mrc_stats
+}
+loss_delta() {
+	awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= n; i++) { split(x[i], p, "="); split(y[i], q, "=")
+			printf "%s +%d ", p[1], q[2] - p[2] } }'
+}
 
 # wait_for PID SECS: waits at most SECS for PID to end (else kills it) and
 # returns its exit status.  It polls with builtins only: a read that times

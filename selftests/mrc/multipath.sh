@@ -61,11 +61,6 @@ tick_best() {
 		printf "%d\n", best
 	}' "$1"
 }
-# fo_counters: the sender's counters that tell a slow run's cause, as
-# NAME=VALUE words (one process).
-fo_counters() {
-	ip netns exec $NS_A awk '$1 ~ /^(RtoExpired|SpuriousRto|LossRack|LossSameEv|LossPathSilent|SpuriousRetransmits)$/ { printf "%s=%s ", $1, $2 }' /proc/net/mrc_stats
-}
 # failover_run PORT: one run; sets FO_* and prints its lines.
 # Nothing but the transfer runs inside a window it measures: under TCG a
 # process start costs 50-100 ms of a vCPU, and the counters read right
@@ -77,9 +72,9 @@ fo_counters() {
 # nothing and no EV of it answers a probe until then.
 failover_run() {
 	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx w
-	local c0 c1
+	local l0 l1
 	r0=$(mrc_stat $NS_A EvRetired)
-	c0=$(fo_counters)
+	l0=$(loss_stats $NS_A)
 	xfer_start $NS_B "$port" "$out/rx" -i 100
 	ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$port" -n $((1 << 40)) -d 13 > "$out/tx" &
 	tx=$!
@@ -97,11 +92,7 @@ failover_run() {
 	FO_RC=$?
 	r1=$(mrc_stat $NS_A EvRetired); a1=$(mrc_stat $NS_A EvReadmitted)
 	f1=$(fabric_spine_forwarded 2 ab)
-	c1=$(fo_counters)
-	FO_COUNTERS=$(awk -v a="$c0" -v b="$c1" 'BEGIN {
-		n = split(a, w, " "); for (i = 1; i <= n; i++) { split(w[i], kv, "="); v[kv[1]] = kv[2] }
-		n = split(b, w, " "); for (i = 1; i <= n; i++) { split(w[i], kv, "="); printf " %s +%d", kv[1], kv[2] - v[kv[1]] }
-	}')
+	l1=$(loss_stats $NS_A)
 	t0=$(kv "$out/rx" realtime)
 	read -r tb0 tb1 td th0 th1 <<< "$(awk -v z="$t0" -v a="$tb0" -v b="$tb1" -v c="$td" -v d="$th0" -v e="$th1" \
 		'BEGIN { printf "%.2f %.2f %.2f %.2f %.2f\n", a - z, b - z, c - z, d - z, e - z }')"
@@ -115,7 +106,7 @@ failover_run() {
 	[ $FO_TXRC -eq 0 ] && [ $FO_RC -eq 0 ] && [ "$(kv "$out/rx" ok)" = 1 ] &&
 		[ "$(kv "$out/rx" bytes)" = "$(kv "$out/tx" sent)" ] && FO_INTACT=1
 	echo "# spine 2 blackholed at ${tb0}-${tb1} s, healed at ${th0}-${th1} s (of the receiver's clock from $t0): $(tail -n 1 "$out/rx"); sent $(kv "$out/tx" sent)"
-	echo "# EVs retired $FO_RETIRED, re-admitted $FO_READMITTED; spine 2 forwarded $FO_RETURNED packets after the heal; sender's counters:$FO_COUNTERS"
+	echo "# EVs retired $FO_RETIRED, re-admitted $FO_READMITTED; spine 2 forwarded $FO_RETURNED packets after the heal; sender's counters: $(loss_delta "$l0" "$l1")"
 	echo "# goodput per 100 ms (median): before $((FO_BEFORE >> 10)) KiB, during $((FO_DURING >> 10)) KiB ($((FO_DURING * 100 / (FO_BEFORE + 1))) %), after the heal $((FO_AFTER >> 10)) KiB ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %), its best second $((FO_AFTER_BEST >> 10)) KiB ($((FO_AFTER_BEST * 100 / (FO_BEFORE + 1))) %)"
 	echo "# delivered per 100 ms: $(awk '/^tick/ {sub("bytes=", "", $3); printf "%d ", $3 / 1024}' "$out/rx")KiB"
 }

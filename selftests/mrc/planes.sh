@@ -259,18 +259,6 @@ gap_ok() {
 }
 # rtt_sample N: conn show of a, kept for rtt_eval (one process now, the
 # parsing after the transfer)
-# loss_stats NS: a's loss-recovery counters on one line, and loss_delta A B
-# what B adds to A: printed beside a failover's gap, to tell a stall of the
-# emulator from a recovery that took extra rounds (RACK, RTO, resends)
-loss_stats() {
-	ip netns exec "$1" awk '$1 ~ /^(LossRack|LossSameEv|LossPathSilent|RtoExpired|SpuriousRto|Retransmits|EvRetired)$/ {
-		printf "%s=%s ", $1, $2 }' /proc/net/mrc_stats
-}
-loss_delta() {
-	awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
-		for (i = 1; i <= n; i++) { split(x[i], p, "="); split(y[i], q, "=")
-			printf "%s +%d ", p[1], q[2] - p[2] } }'
-}
 rtt_sample() { mrcctl -n $NS_A -j conn show > "$out/rtt.$1" 2>/dev/null; }
 # rtt_eval: RTT, the loaded path RTT (ms): the mean of a's connection's
 # smoothed RTT in the samples taken while it carried the transfer; the

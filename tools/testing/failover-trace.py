@@ -47,15 +47,24 @@ def key(name, rest):
     return name
 
 
-def run(mp):
+def failover(mp):
+    """A run's number, its output, (failure and heal times, clock origin) and
+    ticks, or None when it has no failover line."""
     n = mp.rsplit(".", 1)[1]
     text = open(mp).read()
     m = FAIL.search(text)
     if not m:
         print("run", n, "has no failover line")
-        return
-    tb0, tb1, th0, th1, z = map(float, m.groups())
+        return None
     ticks = [int(x) for x in re.search(r"delivered per 100 ms: ([\d ]+)KiB", text).group(1).split()]
+    return n, text, tuple(map(float, m.groups())), ticks
+
+
+def run(mp):
+    f = failover(mp)
+    if not f:
+        return
+    n, text, (tb0, tb1, th0, th1, z), ticks = f
     print("=== run %s: failure %.2f-%.2f s, heal %.2f-%.2f s" % (n, tb0, tb1, th0, th1))
     print("   ", re.search(r"goodput per 100 ms.*", text).group(0))
     bins = collections.defaultdict(collections.Counter)
@@ -78,14 +87,10 @@ PERF = re.compile(r"\s*(.+?)\s+\[\d+\]\s+([\d.]+):\s+[0-9a-f]+\s+(\S+)")
 
 def profile(mp, top=12):
     """Where the guest's CPU went in each phase of a run (perf.N.gz)."""
-    n = mp.rsplit(".", 1)[1]
-    text = open(mp).read()
-    m = FAIL.search(text)
-    if not m:
-        print("run", n, "has no failover line")
+    f = failover(mp)
+    if not f:
         return
-    tb0, tb1, th0, th1, z = map(float, m.groups())
-    ticks = [int(x) for x in re.search(r"delivered per 100 ms: ([\d ]+)KiB", text).group(1).split()]
+    n, text, (tb0, tb1, th0, th1, z), ticks = f
     phases = [("before", 1.5, tb0), ("failure (tc)", tb0, tb1), ("first second", tb1, tb1 + 1),
               ("later", tb1 + 1.5, th0), ("heal (tc)", th0, th1), ("after", th1 + 1, th1 + 4)]
     comm = [collections.Counter() for _ in phases]
