@@ -265,6 +265,8 @@ u32 MrcFlow::segDelivered(Segment &s, u16 cePort, u32 tsecr)
 		reo_spurious = true;
 		return ce;
 	}
+	mrc_rtt_hi_sample(&rtt_hi, clockUs(), clockUs() - s.sentUs,
+			  std::max<u32>(slowest_rtt_us, MRC_REO_MIN_US));
 	if (s.sentUs >= newest_delivered_tx_us) {
 		newest_delivered_tx_us = s.sentUs;
 		rack_rtt_us = clockUs() - s.sentUs;
@@ -289,12 +291,13 @@ void MrcFlow::detectLosses(u64 now)
 		if (ev.state == MRC_EV_ACTIVE)
 			slowest = std::max(slowest, ev.srtt_us);
 	slowest_rtt_us = slowest;
+	u32 hi = mrc_rtt_hi(&rtt_hi, now, std::max<u32>(slowest, MRC_REO_MIN_US));
 	for (auto &s : queue) {
 		if (!s.sent || s.sacked || s.lost)
 			continue;
 		struct mrc_ev *ev = evOf(s);
 		u32 expect = mrc_rack_expect_us(ev && ev->srtt_us ? ev->srtt_us : slowest,
-						rack_rtt_us);
+						rack_rtt_us, hi);
 
 		bool samePath = ev && ev->delivered &&
 				mrc_ev_loss_same_path(s.sentUs, ev->last_delivered_tx_us,

@@ -119,6 +119,7 @@ private:
 	u32 rto_tsval = 0;
 	u64 newest_delivered_tx_us = 0;
 	u32 rack_rtt_us = 0;
+	struct mrc_rtt_hi rtt_hi = {};
 	u8 reo_mult = 1, reo_quiet = 0;
 	bool reo_spurious = false;
 	u16 snd_echo_port = 0;

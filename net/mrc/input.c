@@ -65,6 +65,15 @@ static void mrc_echo_update(struct mrc_sock *msk, u32 tsval, u16 port)
 }
 
 /*
+ * How far back the largest recent RTT looks (mrc_rtt_hi()): one to two of
+ * the slowest path's round trips, so that every live path delivers in it.
+ */
+static u32 mrc_rtt_hi_win_us(const struct mrc_sock *msk)
+{
+	return max(msk->slowest_rtt_us, MRC_REO_MIN_US);
+}
+
+/*
  * A segment was acked or sacked at @now_us by an ACK echoing @tsecr: credit
  * its EV, unless an earlier transmission delivered it.  Return: 1 if
  * CE-marked.
@@ -85,6 +94,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 		msk->reo_spurious = true;
 		return ce;
 	}
+	mrc_rtt_hi_sample(&msk->rtt_hi, now_us, now_us - cb->sent_us, mrc_rtt_hi_win_us(msk));
 	if (cb->sent_us >= msk->newest_delivered_tx_us) {
 		msk->newest_delivered_tx_us = cb->sent_us;
 		msk->rack_rtt_us = now_us - cb->sent_us;
@@ -158,12 +168,13 @@ void mrc_lose_paths(struct mrc_sock *msk, u32 paths, bool silent)
  *
  * Loss inference that spraying does not fool: an outstanding packet is lost
  * when a later packet on its own EV (same path, in order) was delivered, or
- * when a packet sent after it was delivered and it is overdue by the larger
- * of 1.25 x its own EV's RTT and RACK.rtt (mrc_rack_expect_us()), plus a
- * reordering window (mrc_rack_reo_us()).  Lost packets go back to the
- * retransmission queue; an EV that loses retire_losses packets in a row is
- * retired, and when that shows its path silent, everything still out on the
- * path is lost with it (mrc_lose_paths()).
+ * when a packet sent after it was delivered and it is overdue by the largest
+ * of 1.25 x its own EV's RTT, RACK.rtt and the slowest live path's recent
+ * RTT (mrc_rack_expect_us()), plus a reordering window (mrc_rack_reo_us()).
+ * Lost packets go back to the retransmission queue; an EV that loses
+ * retire_losses packets in a row is retired, and when that shows its path
+ * silent, everything still out on the path is lost with it
+ * (mrc_lose_paths()).
  *
  * A packet that something later overtook but that is not overdue yet gets
  * the RACK reordering timer (RFC 8985 6.2) for when it will be: without it
@@ -177,6 +188,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	u32 reo = mrc_rack_reo_us(msk->rtt.srtt_us, msk->reo_mult);
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
 	u32 slowest = msk->rtt.srtt_us;
+	u32 hi;
 	u64 rack_at = U64_MAX;
 	struct sk_buff *skb;
 	bool congested = false;
@@ -193,6 +205,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	}
 	msk->slowest_rtt_us = slowest;
 	msk->evs_unproven = mrc_ev_unproven(msk->evs, msk->ev_cap);
+	hi = mrc_rtt_hi(&msk->rtt_hi, now_us, mrc_rtt_hi_win_us(msk));
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
@@ -216,7 +229,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 
 		ev = mrc_ev_of(msk, cb);
 		expect = mrc_rack_expect_us(ev && ev->srtt_us ? ev->srtt_us : slowest,
-					    msk->rack_rtt_us);
+					    msk->rack_rtt_us, hi);
 		same_path = ev && ev->delivered &&
 			    mrc_ev_loss_same_path(cb->sent_us, ev->last_delivered_tx_us,
 						  MRC_SAME_EV_TOLERANCE_US);

@@ -98,7 +98,32 @@ static void mrc_ooo_ack_delay_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ooo_ack_delay_us(0), (u32)MRC_OOO_ACK_MAX_US);
 }
 
+/* The largest recent RTT covers one to two windows of samples, then ages out */
+static void mrc_rtt_hi_test(struct kunit *test)
+{
+	struct mrc_rtt_hi hi = {};
+	u64 t = 5000000000ULL;	/* a long uptime: no sample is "recent" at first */
+
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t, 10000), 0u);
+	mrc_rtt_hi_sample(&hi, t, 30000, 10000);
+	mrc_rtt_hi_sample(&hi, t + 2000, 12000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 5000, 10000), 30000u);
+	/* next window: the last one's maximum still counts */
+	mrc_rtt_hi_sample(&hi, t + 11000, 5000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 15000, 10000), 30000u);
+	/* a window later only the newer samples do */
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 22000, 10000), 5000u);
+	mrc_rtt_hi_sample(&hi, t + 22000, 4000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 23000, 10000), 5000u);
+	/* silence for two windows: nothing recent */
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 42000, 10000), 0u);
+	/* a sample after a long silence does not bring the old ones back */
+	mrc_rtt_hi_sample(&hi, t + 90000, 7000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 91000, 10000), 7000u);
+}
+
 static struct kunit_case mrc_rtt_cases[] = {
+	KUNIT_CASE(mrc_rtt_hi_test),
 	KUNIT_CASE(mrc_rtt_first_sample_test),
 	KUNIT_CASE(mrc_rtt_converges_and_clamps_test),
 	KUNIT_CASE(mrc_rtt_backoff_test),
@@ -806,14 +831,20 @@ static void mrc_rack_reo_us_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_rack_reo_us(0, MRC_REO_MULT_MAX), (u32)MRC_REO_MIN_US);
 }
 
-/* RACK's expected RTT: 1.25 x the EV's, or RACK.rtt when a queue grew */
+/*
+ * RACK's expected RTT: 1.25 x the EV's, or RACK.rtt when a queue grew, or
+ * the slowest live path's recent RTT
+ */
 static void mrc_rack_expect_us_test(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 0), 10000U);
-	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 9000), 10000U);
-	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 25000), 25000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 0, 0), 10000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 9000, 0), 10000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 25000, 0), 25000U);
 	/* an EV without a sample yet: RACK.rtt alone */
-	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(0, 12000), 12000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(0, 12000, 0), 12000U);
+	/* another spine's queue is 50 ms deep: this EV's may be too */
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(4000, 300, 50000), 50000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(48000, 300, 50000), 60000U);
 }
 
 /* A resend's EV must have delivered lately, not only after the lost packet */

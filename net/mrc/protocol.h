@@ -480,6 +480,9 @@ struct mrc_sock {
 							 * (mrc_clock_us(), 0: none yet)
 							 */
 	u32			rack_rtt_us;	/* RACK.rtt: that packet's RTT */
+	struct mrc_rtt_hi	rtt_hi;		/* RACK: largest RTT of recent
+						 * deliveries, any EV
+						 */
 	bool			fin_received;
 
 	/* handshake (client) */

@@ -107,6 +107,56 @@ static inline u32 mrc_ooo_ack_delay_us(u32 rtt_us)
 	       d > MRC_OOO_ACK_MAX_US ? MRC_OOO_ACK_MAX_US : d;
 }
 
+/**
+ * struct mrc_rtt_hi - the largest RTT seen lately, over any EV
+ * @cur: largest sample of the window that began at @start_us
+ * @prev: largest sample of the window before it
+ * @start_us: when the current window began (mrc_clock_us())
+ *
+ * Two windows: the maximum covers between one and two windows of samples.
+ */
+struct mrc_rtt_hi {
+	u32	cur;
+	u32	prev;
+	u64	start_us;
+};
+
+/**
+ * mrc_rtt_hi_sample() - note an RTT sample
+ * @hi: the state
+ * @now_us: mrc_clock_us()
+ * @rtt_us: the sample
+ * @win_us: the window's length (not 0)
+ */
+static inline void mrc_rtt_hi_sample(struct mrc_rtt_hi *hi, u64 now_us, u32 rtt_us, u32 win_us)
+{
+	if (now_us - hi->start_us >= win_us) {
+		hi->prev = now_us - hi->start_us < 2ULL * win_us ? hi->cur : 0;
+		hi->cur = 0;
+		hi->start_us = now_us;
+	}
+	if (rtt_us > hi->cur)
+		hi->cur = rtt_us;
+}
+
+/**
+ * mrc_rtt_hi() - the largest RTT seen in the last one to two windows
+ * @hi: the state
+ * @now_us: mrc_clock_us()
+ * @win_us: the window's length, as given to mrc_rtt_hi_sample()
+ * Return: the RTT (us), 0 when no sample is that recent.
+ */
+static inline u32 mrc_rtt_hi(const struct mrc_rtt_hi *hi, u64 now_us, u32 win_us)
+{
+	u64 age = now_us - hi->start_us;
+
+	if (age >= 2ULL * win_us)
+		return 0;
+	if (age >= win_us)
+		return hi->cur;
+	return hi->cur > hi->prev ? hi->cur : hi->prev;
+}
+
 void mrc_rtt_init(struct mrc_rtt *r, u32 min_rto_us, u32 max_rto_us);
 void mrc_rtt_sample(struct mrc_rtt *r, u32 sample_us);
 u32 mrc_rtt_rto(const struct mrc_rtt *r, unsigned int backoff);
