@@ -265,8 +265,8 @@ u32 MrcFlow::segDelivered(Segment &s, u16 cePort, u32 tsecr)
 		reo_spurious = true;
 		return ce;
 	}
-	mrc_rtt_hi_sample(&rtt_hi, clockUs(), clockUs() - s.sentUs,
-			  std::max<u32>(slowest_rtt_us, MRC_REO_MIN_US));
+	if (!rto_verdict_due)
+		mrc_rtt_hi_sample(&rtt_hi, clockUs(), clockUs() - s.sentUs, slowest_rtt_us);
 	if (s.sentUs >= newest_delivered_tx_us) {
 		newest_delivered_tx_us = s.sentUs;
 		rack_rtt_us = clockUs() - s.sentUs;
@@ -287,11 +287,9 @@ void MrcFlow::detectLosses(u64 now)
 	bool congested = false;
 	u32 silentPaths = 0;
 
-	for (auto &ev : evs)
-		if (ev.state == MRC_EV_ACTIVE)
-			slowest = std::max(slowest, ev.srtt_us);
+	mrc_ev_survey(evs.data(), evs.size(), &slowest);
 	slowest_rtt_us = slowest;
-	u32 hi = mrc_rtt_hi(&rtt_hi, now, std::max<u32>(slowest, MRC_REO_MIN_US));
+	u32 hi = mrc_rtt_hi(&rtt_hi, now, slowest);
 	for (auto &s : queue) {
 		if (!s.sent || s.sacked || s.lost)
 			continue;

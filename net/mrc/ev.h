@@ -53,7 +53,7 @@ int mrc_ev_find_port(const struct mrc_ev *evs, u16 cap, u16 port);
 /* a path is silent when another delivered packets sent this many RTTs later */
 #define MRC_PATH_SILENT_RTTS	2
 bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us);
-u16 mrc_ev_unproven(const struct mrc_ev *evs, u16 cap);
+u16 mrc_ev_survey(const struct mrc_ev *evs, u16 cap, u32 *slowest_us);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe, bool replace);
 u8 mrc_ev_probe_backoff_max(const struct mrc_ev *evs, u16 cap, int idx);
@@ -297,7 +297,7 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * @cwnd: congestion window, packets
  * @active_evs: EVs in use
  * @unproven_evs: of them, those yet to deliver on a path where fewer than
- *	half did (mrc_ev_unproven())
+ *	half did (mrc_ev_survey())
  * @max_segs: the most one burst may hold (setting and 64 KiB packet)
  *
  * Each window goes out in at least 2 * MRC_BURST_SPREAD bursts, so that it

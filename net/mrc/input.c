@@ -65,15 +65,6 @@ static void mrc_echo_update(struct mrc_sock *msk, u32 tsval, u16 port)
 }
 
 /*
- * How far back the largest recent RTT looks (mrc_rtt_hi()): one to two of
- * the slowest path's round trips, so that every live path delivers in it.
- */
-static u32 mrc_rtt_hi_win_us(const struct mrc_sock *msk)
-{
-	return max(msk->slowest_rtt_us, MRC_REO_MIN_US);
-}
-
-/*
  * A segment was acked or sacked at @now_us by an ACK echoing @tsecr: credit
  * its EV, unless an earlier transmission delivered it.  Return: 1 if
  * CE-marked.
@@ -94,7 +85,10 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 		msk->reo_spurious = true;
 		return ce;
 	}
-	mrc_rtt_hi_sample(&msk->rtt_hi, now_us, now_us - cb->sent_us, mrc_rtt_hi_win_us(msk));
+	/* an RTO's verdict: its RTT would include the RTO's wait */
+	if (!msk->rto_verdict_due)
+		mrc_rtt_hi_sample(&msk->rtt_hi, now_us, min_t(u64, now_us - cb->sent_us, U32_MAX),
+				  msk->slowest_rtt_us);
 	if (cb->sent_us >= msk->newest_delivered_tx_us) {
 		msk->newest_delivered_tx_us = cb->sent_us;
 		msk->rack_rtt_us = now_us - cb->sent_us;
@@ -192,20 +186,13 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 	u64 rack_at = U64_MAX;
 	struct sk_buff *skb;
 	bool congested = false;
-	u16 i;
 	u32 silent_paths = 0;
 
 	sock_owned_by_me(&msk->sk);
 
-	/* an EV without samples yet may be on the slowest path */
-	for (i = 0; i < msk->ev_cap; i++) {
-		if (msk->evs[i].state != MRC_EV_ACTIVE)
-			continue;
-		slowest = max(slowest, msk->evs[i].srtt_us);
-	}
+	msk->evs_unproven = mrc_ev_survey(msk->evs, msk->ev_cap, &slowest);
 	msk->slowest_rtt_us = slowest;
-	msk->evs_unproven = mrc_ev_unproven(msk->evs, msk->ev_cap);
-	hi = mrc_rtt_hi(&msk->rtt_hi, now_us, mrc_rtt_hi_win_us(msk));
+	hi = mrc_rtt_hi(&msk->rtt_hi, now_us, slowest);
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);

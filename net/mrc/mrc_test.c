@@ -98,28 +98,45 @@ static void mrc_ooo_ack_delay_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ooo_ack_delay_us(0), (u32)MRC_OOO_ACK_MAX_US);
 }
 
-/* The largest recent RTT covers one to two windows of samples, then ages out */
+/*
+ * The largest recent RTT covers one to two windows of samples (the slowest
+ * EV's RTT, here 10 ms), then ages out; never past the RTO's floor
+ */
 static void mrc_rtt_hi_test(struct kunit *test)
 {
 	struct mrc_rtt_hi hi = {};
-	u64 t = 5000000000ULL;	/* a long uptime: no sample is "recent" at first */
+	u64 t = 5000000000ULL;	/* a long uptime */
 
+	/* a sample from long ago is not recent */
+	mrc_rtt_hi_sample(&hi, t - 100000, 9000, 10000);
 	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t, 10000), 0u);
-	mrc_rtt_hi_sample(&hi, t, 30000, 10000);
+	mrc_rtt_hi_sample(&hi, t, 19000, 10000);
 	mrc_rtt_hi_sample(&hi, t + 2000, 12000, 10000);
-	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 5000, 10000), 30000u);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 5000, 10000), 19000u);
 	/* next window: the last one's maximum still counts */
 	mrc_rtt_hi_sample(&hi, t + 11000, 5000, 10000);
-	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 15000, 10000), 30000u);
-	/* a window later only the newer samples do */
-	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 22000, 10000), 5000u);
-	mrc_rtt_hi_sample(&hi, t + 22000, 4000, 10000);
-	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 23000, 10000), 5000u);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 15000, 10000), 19000u);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 19999, 10000), 19000u);
+	/* two windows after it, it no longer does */
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 21000, 10000), 5000u);
+	mrc_rtt_hi_sample(&hi, t + 25000, 4000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 26000, 10000), 5000u);
 	/* silence for two windows: nothing recent */
-	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 42000, 10000), 0u);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 41000, 10000), 0u);
 	/* a sample after a long silence does not bring the old ones back */
-	mrc_rtt_hi_sample(&hi, t + 90000, 7000, 10000);
-	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 91000, 10000), 7000u);
+	mrc_rtt_hi_sample(&hi, t + 90000, 3000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 91000, 10000), 3000u);
+	/* a sample just under two windows later: the first ages out a window on */
+	mrc_rtt_hi_sample(&hi, t + 200000, 9000, 10000);
+	mrc_rtt_hi_sample(&hi, t + 219999, 1000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 229998, 10000), 1000u);
+	/* a stalled guest's sample counts no more than the RTO's floor */
+	mrc_rtt_hi_sample(&hi, t + 230000, 300000, 10000);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 231000, 10000), 20000u);
+	/* the window is at least MRC_RTT_HI_MIN_WIN_US */
+	mrc_rtt_hi_sample(&hi, t + 300000, 700, 100);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 303000, 1000), 700u);
+	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 309000, 1000), 0u);
 }
 
 static struct kunit_case mrc_rtt_cases[] = {
@@ -644,11 +661,12 @@ static void mrc_ev_burst_len_test(struct kunit *test)
 /*
  * Bursts stay short for EVs yet to deliver while fewer than half of their
  * path's delivered: a new plane's or a connection's first, not a working
- * path's replacements.
+ * path's replacements.  The same pass finds the slowest active EV's RTT.
  */
-static void mrc_ev_unproven_test(struct kunit *test)
+static void mrc_ev_survey_test(struct kunit *test)
 {
 	struct mrc_ev evs[8] = {};
+	u32 slowest = 0;
 	int i;
 
 	for (i = 0; i < 8; i++) {
@@ -656,21 +674,31 @@ static void mrc_ev_unproven_test(struct kunit *test)
 		evs[i].path = i < 4 ? 0 : 1;
 	}
 	/* a connection's start: nothing delivered anywhere */
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 8);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 8, &slowest), 8);
 	/* one of path 0's four: its three others still count */
 	evs[0].delivered = 1;
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 7);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 8, &slowest), 7);
 	/* half of path 0's: proven, its fresh ones no longer count */
 	evs[1].delivered = 2;
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 4);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 8, &slowest), 4);
 	evs[5].delivered = 1;
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 3);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 8, &slowest), 3);
 	evs[6].delivered = 1;
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 0);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 8, &slowest), 0);
 	/* a retired EV proves nothing: path 1 has 1 of 3 again */
 	evs[5].state = MRC_EV_RETIRED;
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 8), 2);
-	KUNIT_EXPECT_EQ(test, mrc_ev_unproven(evs, 0), 0);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 8, &slowest), 2);
+	KUNIT_EXPECT_EQ(test, mrc_ev_survey(evs, 0, &slowest), 0);
+
+	/* the same pass: the slowest active EV's RTT, else the connection's */
+	slowest = 5000;
+	evs[2].srtt_us = 9000;
+	evs[5].srtt_us = 40000;	/* retired: not counted */
+	mrc_ev_survey(evs, 8, &slowest);
+	KUNIT_EXPECT_EQ(test, slowest, 9000u);
+	slowest = 12000;
+	mrc_ev_survey(evs, 8, &slowest);
+	KUNIT_EXPECT_EQ(test, slowest, 12000u);
 }
 
 /*
@@ -845,6 +873,7 @@ static void mrc_rack_expect_us_test(struct kunit *test)
 	/* another spine's queue is 50 ms deep: this EV's may be too */
 	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(4000, 300, 50000), 50000U);
 	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(48000, 300, 50000), 60000U);
+	KUNIT_EXPECT_EQ(test, mrc_rack_expect_us(8000, 20000, 15000), 20000U);
 }
 
 /* A resend's EV must have delivered lately, not only after the lost packet */
@@ -875,7 +904,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_rto_lost_test),
 	KUNIT_CASE(mrc_ev_loss_rules_test),
 	KUNIT_CASE(mrc_ev_burst_len_test),
-	KUNIT_CASE(mrc_ev_unproven_test),
+	KUNIT_CASE(mrc_ev_survey_test),
 	KUNIT_CASE(mrc_time_rack_test),
 	KUNIT_CASE(mrc_time_ev_stale_test),
 	KUNIT_CASE(mrc_time_rtt_echo_test),

@@ -430,7 +430,7 @@ struct mrc_sock {
 	u8			reo_mult;	/* RACK's window / base (mrc_rack_reo_round()) */
 	u8			reo_quiet;	/* rounds since a spurious resend or a step back */
 	bool			reo_spurious;	/* this round: a resend's original was acked */
-	u16			evs_unproven;	/* mrc_ev_unproven(), as of the last ACK */
+	u16			evs_unproven;	/* mrc_ev_survey(), as of the last ACK */
 	unsigned long		probe_scan_at;	/* jiffies: a retired EV's probe may be due */
 	u8			backoff;	/* RTO doublings */
 	u8			rto_streak;	/* RTOs since the last delivery */

@@ -108,12 +108,14 @@ static inline u32 mrc_ooo_ack_delay_us(u32 rtt_us)
 }
 
 /**
- * struct mrc_rtt_hi - the largest RTT seen lately, over any EV
+ * struct mrc_rtt_hi - the largest RTT delivered with lately, over any EV
  * @cur: largest sample of the window that began at @start_us
  * @prev: largest sample of the window before it
  * @start_us: when the current window began (mrc_clock_us())
  *
- * Two windows: the maximum covers between one and two windows of samples.
+ * Windows of the slowest active EV's smoothed RTT (at least
+ * MRC_RTT_HI_MIN_WIN_US), so that every live path delivers in one: the
+ * maximum covers the samples of the last one to two windows.
  */
 struct mrc_rtt_hi {
 	u32	cur;
@@ -121,40 +123,61 @@ struct mrc_rtt_hi {
 	u64	start_us;
 };
 
+#define MRC_RTT_HI_MIN_WIN_US	4000
+
+static inline u32 mrc_rtt_hi_win_us(u32 slowest_us)
+{
+	return slowest_us > MRC_RTT_HI_MIN_WIN_US ? slowest_us : MRC_RTT_HI_MIN_WIN_US;
+}
+
 /**
- * mrc_rtt_hi_sample() - note an RTT sample
+ * mrc_rtt_hi_sample() - note the RTT of a delivered packet
  * @hi: the state
  * @now_us: mrc_clock_us()
  * @rtt_us: the sample
- * @win_us: the window's length (not 0)
+ * @slowest_us: the slowest active EV's smoothed RTT (the window)
  */
-static inline void mrc_rtt_hi_sample(struct mrc_rtt_hi *hi, u64 now_us, u32 rtt_us, u32 win_us)
+static inline void mrc_rtt_hi_sample(struct mrc_rtt_hi *hi, u64 now_us, u32 rtt_us,
+				     u32 slowest_us)
 {
-	if (now_us - hi->start_us >= win_us) {
-		hi->prev = now_us - hi->start_us < 2ULL * win_us ? hi->cur : 0;
+	u32 win = mrc_rtt_hi_win_us(slowest_us);
+	u64 age = now_us - hi->start_us;
+
+	if (age >= win) {
+		/* the window that ended stays only if it ended within one */
+		if (age < 2ULL * win) {
+			hi->prev = hi->cur;
+			hi->start_us += win;
+		} else {
+			hi->prev = 0;
+			hi->start_us = now_us;
+		}
 		hi->cur = 0;
-		hi->start_us = now_us;
 	}
 	if (rtt_us > hi->cur)
 		hi->cur = rtt_us;
 }
 
 /**
- * mrc_rtt_hi() - the largest RTT seen in the last one to two windows
+ * mrc_rtt_hi() - the largest RTT of the last one to two windows
  * @hi: the state
  * @now_us: mrc_clock_us()
- * @win_us: the window's length, as given to mrc_rtt_hi_sample()
+ * @slowest_us: the slowest active EV's smoothed RTT, as for the samples
+ *
+ * Never more than 2 x @slowest_us, the RTO's floor (mrc_arm_rto()): a stale
+ * sample (a guest that stalled, a hole repaired behind what SACK covers)
+ * would else hold a dead path's loss verdicts past the RTO.
  * Return: the RTT (us), 0 when no sample is that recent.
  */
-static inline u32 mrc_rtt_hi(const struct mrc_rtt_hi *hi, u64 now_us, u32 win_us)
+static inline u32 mrc_rtt_hi(const struct mrc_rtt_hi *hi, u64 now_us, u32 slowest_us)
 {
+	u32 win = mrc_rtt_hi_win_us(slowest_us), rtt;
 	u64 age = now_us - hi->start_us;
 
-	if (age >= 2ULL * win_us)
+	if (age >= 2ULL * win)
 		return 0;
-	if (age >= win_us)
-		return hi->cur;
-	return hi->cur > hi->prev ? hi->cur : hi->prev;
+	rtt = age >= win || hi->cur > hi->prev ? hi->cur : hi->prev;
+	return rtt < 2ULL * slowest_us ? rtt : 2 * slowest_us;
 }
 
 void mrc_rtt_init(struct mrc_rtt *r, u32 min_rto_us, u32 max_rto_us);

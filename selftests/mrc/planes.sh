@@ -245,9 +245,10 @@ fail_gap() {
 # below BOUND_MS plus the longest gap the same transfer had away from the
 # failure (NOISE_GAP).  The second term is the emulator: under TCG a guest
 # stalls 15-300 ms now and then whatever the transport does, and a stall
-# during a recovery (RACK's verdict waits 1.25 RTTs and a reordering window
-# of up to one more on timers and ACKs, then the resend crosses the
-# surviving plane) lengthens the gap by up to the stall: the CI of 39fde1c
+# during a recovery (RACK's verdict waits 1.25 RTTs, or the slowest live
+# path's recent RTT, and a reordering window of up to one more on timers
+# and ACKs, then the resend crosses the surviving plane) lengthens the gap
+# by up to the stall: the CI of 39fde1c
 # failed case 12 at 44.1 ms against 3 x 12.6 with 16.9 ms stalls elsewhere
 # in the run.  Only forgiving a gap no longer than the worst stall (the
 # former rule) ignored stalls that add to the recovery.  A recovery that
