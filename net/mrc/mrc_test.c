@@ -121,7 +121,7 @@ static void mrc_rtt_hi_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 21000, 10000), 5000u);
 	mrc_rtt_hi_sample(&hi, t + 25000, 4000, 10000);
 	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 26000, 10000), 5000u);
-	/* silence for two windows: nothing recent */
+	/* no sample in the last window nor the one before it: nothing recent */
 	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 41000, 10000), 0u);
 	/* a sample after a long silence does not bring the old ones back */
 	mrc_rtt_hi_sample(&hi, t + 90000, 3000, 10000);

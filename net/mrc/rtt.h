@@ -164,9 +164,10 @@ static inline void mrc_rtt_hi_sample(struct mrc_rtt_hi *hi, u64 now_us, u32 rtt_
  * @now_us: mrc_clock_us()
  * @slowest_us: the slowest active EV's smoothed RTT, as for the samples
  *
- * Never more than 2 x @slowest_us, the RTO's floor (mrc_arm_rto()): a stale
- * sample (a guest that stalled, a hole repaired behind what SACK covers)
- * would else hold a dead path's loss verdicts past the RTO.
+ * Never more than 2 x @slowest_us, the RTO's floor less its slack
+ * (mrc_arm_rto()): a stale sample (a guest that stalled, a hole repaired
+ * behind what SACK covers) would else hold a dead path's loss verdicts past
+ * the RTO.
  * Return: the RTT (us), 0 when no sample is that recent.
  */
 static inline u32 mrc_rtt_hi(const struct mrc_rtt_hi *hi, u64 now_us, u32 slowest_us)
