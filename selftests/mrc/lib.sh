@@ -61,9 +61,17 @@ addr() { ip -n "$1" addr add "$3" dev "$2" nodad 2>/dev/null || ip -n "$1" addr 
 # static keys on.  Blackholing a spine later then patches no kernel text:
 # under qemu TCG, live text patching races with packets in flight on the
 # other vCPU ("Oops: int3" in __dev_queue_xmit), an emulator artifact.
+# Before that, one fragmented ping on its loopback: the first reassembly
+# (or ICMP error) looks up the IPv4 peer table, whose hash key is a
+# net_get_random_once() that then patches inet_getpeer() itself; first
+# done under traffic, by multipath.sh's fragments at MTU 1280, it oopsed
+# there ("int3" at inet_getpeer+0x41, ip_defrag, CI of fba899d).  The tc
+# commands after it give the deferred patch time to finish.
 fabric_pin_keys() {
 	# once per boot: a second matchall at the same pref would be EEXIST
 	ip netns add mrc-keys 2>/dev/null || return 0
+	ip -n mrc-keys link set lo mtu 1280 up &&
+	ip netns exec mrc-keys ping -q -c 1 -W 2 -s 2000 127.0.0.1 > /dev/null &&
 	tc -n mrc-keys qdisc replace dev lo clsact &&
 	tc -n mrc-keys filter replace dev lo ingress pref 1 matchall action drop &&
 	tc -n mrc-keys filter replace dev lo egress pref 1 matchall action drop
