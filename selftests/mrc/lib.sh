@@ -70,8 +70,9 @@ addr() { ip -n "$1" addr add "$3" dev "$2" nodad 2>/dev/null || ip -n "$1" addr 
 fabric_pin_keys() {
 	# once per boot: a second matchall at the same pref would be EEXIST
 	ip netns add mrc-keys 2>/dev/null || return 0
-	ip -n mrc-keys link set lo mtu 1280 up &&
-	ip netns exec mrc-keys ping -q -c 1 -W 2 -s 2000 127.0.0.1 > /dev/null &&
+	ip -n mrc-keys link set lo mtu 1280 up || return 1
+	# its fragments fire the key whether or not the reply comes in time
+	ip netns exec mrc-keys ping -q -c 1 -W 2 -s 2000 127.0.0.1 > /dev/null
 	tc -n mrc-keys qdisc replace dev lo clsact &&
 	tc -n mrc-keys filter replace dev lo ingress pref 1 matchall action drop &&
 	tc -n mrc-keys filter replace dev lo egress pref 1 matchall action drop
