@@ -265,11 +265,12 @@ u32 MrcFlow::segDelivered(Segment &s, u16 cePort, u32 tsecr)
 		reo_spurious = true;
 		return ce;
 	}
+	u32 rttUs = std::min<u64>(clockUs() - s.sentUs, U32_MAX);
 	if (!rto_verdict_due)
-		mrc_rtt_hi_sample(&rtt_hi, clockUs(), clockUs() - s.sentUs, slowest_rtt_us);
+		mrc_rtt_hi_sample(&rtt_hi, clockUs(), rttUs, slowest_rtt_us);
 	if (s.sentUs >= newest_delivered_tx_us) {
 		newest_delivered_tx_us = s.sentUs;
-		rack_rtt_us = clockUs() - s.sentUs;
+		rack_rtt_us = rttUs;
 	}
 	if (!ev)
 		return ce;

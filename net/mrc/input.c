@@ -74,6 +74,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 {
 	struct mrc_ev *ev = mrc_ev_of(msk, cb);
 	bool ce = ce_port && cb->ev_port == ce_port;
+	u32 rtt_us;
 
 	if (ev && ev->in_flight && !cb->lost)
 		ev->in_flight--;
@@ -85,13 +86,13 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 		msk->reo_spurious = true;
 		return ce;
 	}
+	rtt_us = min_t(u64, now_us - cb->sent_us, U32_MAX);
 	/* an RTO's verdict: its RTT would include the RTO's wait */
 	if (!msk->rto_verdict_due)
-		mrc_rtt_hi_sample(&msk->rtt_hi, now_us, min_t(u64, now_us - cb->sent_us, U32_MAX),
-				  msk->slowest_rtt_us);
+		mrc_rtt_hi_sample(&msk->rtt_hi, now_us, rtt_us, msk->slowest_rtt_us);
 	if (cb->sent_us >= msk->newest_delivered_tx_us) {
 		msk->newest_delivered_tx_us = cb->sent_us;
-		msk->rack_rtt_us = now_us - cb->sent_us;
+		msk->rack_rtt_us = rtt_us;
 	}
 	if (!ev)
 		return ce;

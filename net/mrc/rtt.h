@@ -115,7 +115,9 @@ static inline u32 mrc_ooo_ack_delay_us(u32 rtt_us)
  *
  * Windows of the slowest active EV's smoothed RTT (at least
  * MRC_RTT_HI_MIN_WIN_US), so that every live path delivers in one: the
- * maximum covers the samples of the last one to two windows.
+ * maximum covers the samples of the last one to two windows.  Not
+ * lib/win_minmax.c: the ns-3 model compiles this header as it is, without
+ * the kernel's lib/, and two buckets are all a floor under RACK needs.
  */
 struct mrc_rtt_hi {
 	u32	cur;
