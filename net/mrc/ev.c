@@ -604,6 +604,30 @@ u16 mrc_ev_survey(const struct mrc_ev *evs, u16 cap, u32 *slowest_us)
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_survey);
 
+/**
+ * mrc_ev_srtt_max_update() - keep the largest active EV's srtt across a sample
+ * @max_us: the largest srtt of an active EV, as the last mrc_ev_survey() found
+ *	it and samples since raised it; raised here when @new_us passes it
+ * @old_us: the sampled active EV's srtt before the sample
+ * @new_us: its srtt after
+ *
+ * A survey walks every slot (up to 512), and each ACK needs its answers:
+ * 1.8 % of a CPU-bound guest went to that walk.  Between surveys a sample
+ * can raise the maximum, which is known at once; it can only lower it when
+ * the sampled EV held it, which only a new survey can tell.
+ *
+ * Return: true when the maximum may have fallen: survey again.
+ */
+bool mrc_ev_srtt_max_update(u32 *max_us, u32 old_us, u32 new_us)
+{
+	if (new_us >= *max_us) {
+		*max_us = new_us;
+		return false;
+	}
+	return old_us >= *max_us;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_ev_srtt_max_update);
+
 /* The retired EV of @path that probes it while none of its EVs is active. */
 static int mrc_ev_path_scout(const struct mrc_ev *evs, u16 cap, u8 path)
 {

@@ -18,6 +18,8 @@ struct mrc_ev;
 /* Probe interval doublings of a retired EV, and of a silent path's scout */
 #define MRC_EV_PROBE_BACKOFF	6
 #define MRC_EV_SCOUT_BACKOFF	3
+/* Loss checks between full surveys of the slots, at most (mrc_evs_survey()) */
+#define MRC_EV_SURVEY_EVERY	16
 
 /**
  * struct mrc_ev_range - where fresh EVs come from
@@ -54,6 +56,7 @@ int mrc_ev_find_port(const struct mrc_ev *evs, u16 cap, u16 port);
 #define MRC_PATH_SILENT_RTTS	2
 bool mrc_ev_path_silent(const struct mrc_ev *evs, u16 cap, u8 path, u32 ref_rtt_us);
 u16 mrc_ev_survey(const struct mrc_ev *evs, u16 cap, u32 *slowest_us);
+bool mrc_ev_srtt_max_update(u32 *max_us, u32 old_us, u32 new_us);
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
 		  u32 *born, unsigned long next_probe, bool replace);
 u8 mrc_ev_probe_backoff_max(const struct mrc_ev *evs, u16 cap, int idx);

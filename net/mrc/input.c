@@ -97,6 +97,8 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 	if (!ev)
 		return ce;
 	mrc_ev_echoed(ev, jiffies);
+	if (!ev->delivered)
+		mrc_evs_changed(msk);
 	mrc_ev_delivered(ev, cb->sent_us, ce, msk->rtt.srtt_us);
 	return ce;
 }
@@ -182,8 +184,7 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 {
 	u32 reo = mrc_rack_reo_us(msk->rtt.srtt_us, msk->reo_mult);
 	u32 retire = READ_ONCE(msk->mn->cfg.retire_losses);
-	u32 slowest = msk->rtt.srtt_us;
-	u32 hi;
+	u32 slowest, hi;
 	u64 rack_at = U64_MAX;
 	struct sk_buff *skb;
 	bool congested = false;
@@ -191,8 +192,8 @@ void mrc_detect_losses(struct mrc_sock *msk, u64 now_us)
 
 	sock_owned_by_me(&msk->sk);
 
-	msk->evs_unproven = mrc_ev_survey(msk->evs, msk->ev_cap, &slowest);
-	msk->slowest_rtt_us = slowest;
+	mrc_evs_survey(msk);
+	slowest = msk->slowest_rtt_us;
 	hi = mrc_rtt_hi(&msk->rtt_hi, now_us, slowest);
 
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {

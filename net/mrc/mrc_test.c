@@ -702,6 +702,44 @@ static void mrc_ev_survey_test(struct kunit *test)
 }
 
 /*
+ * Between surveys a sample keeps the largest active srtt when it can: a
+ * rise is known at once; a fall of the EV that held it needs a survey.
+ */
+static void mrc_ev_srtt_max_update_test(struct kunit *test)
+{
+	struct mrc_ev evs[4] = {};
+	u32 max = 0, survey;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		evs[i].state = MRC_EV_ACTIVE;
+		evs[i].srtt_us = 1000 * (i + 1);
+	}
+	mrc_ev_survey(evs, 4, &max);
+	KUNIT_ASSERT_EQ(test, max, 4000u);
+	/* another EV passes the maximum: no survey needed, and it is exact */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_srtt_max_update(&max, 2000, 5000));
+	evs[1].srtt_us = 5000;
+	survey = 0;
+	mrc_ev_survey(evs, 4, &survey);
+	KUNIT_EXPECT_EQ(test, max, survey);
+	/* one below the maximum moves, staying below: nothing changes */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_srtt_max_update(&max, 1000, 1500));
+	KUNIT_EXPECT_EQ(test, max, 5000u);
+	/* the holder rises: still exact */
+	KUNIT_EXPECT_FALSE(test, mrc_ev_srtt_max_update(&max, 5000, 6000));
+	KUNIT_EXPECT_EQ(test, max, 6000u);
+	/* the holder falls: only a survey knows the new maximum */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_srtt_max_update(&max, 6000, 3500));
+	/* a first sample (srtt 0 before) never asks for one */
+	max = 4000;
+	KUNIT_EXPECT_FALSE(test, mrc_ev_srtt_max_update(&max, 0, 300));
+	KUNIT_EXPECT_EQ(test, max, 4000u);
+	/* equal to the maximum: one of two holders may remain, survey */
+	KUNIT_EXPECT_TRUE(test, mrc_ev_srtt_max_update(&max, 4000, 3000));
+}
+
+/*
  * A path that went silent while another works: its EVs are retired without
  * replacement, one scout keeps probing it often, and an answer brings
  * every EV of the path back to probing at once.
@@ -905,6 +943,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_loss_rules_test),
 	KUNIT_CASE(mrc_ev_burst_len_test),
 	KUNIT_CASE(mrc_ev_survey_test),
+	KUNIT_CASE(mrc_ev_srtt_max_update_test),
 	KUNIT_CASE(mrc_time_rack_test),
 	KUNIT_CASE(mrc_time_ev_stale_test),
 	KUNIT_CASE(mrc_time_rtt_echo_test),

@@ -490,6 +490,7 @@ void mrc_paths_build(struct mrc_sock *msk)
 	if (msk->npaths < 2)
 		return;
 	mrc_evs_spread(msk->evs, msk->ev_cap, msk->npaths, jiffies);
+	mrc_evs_changed(msk);
 	mrc_probe_scan_soon(msk, jiffies);
 	mrc_probe_retired(msk);
 }
@@ -526,6 +527,7 @@ static void mrc_path_down(struct mrc_sock *msk, u8 p)
 		ev->swrr = 0;
 		ev->probe_backoff = 0;
 	}
+	mrc_evs_changed(msk);
 	mrc_lose_paths(msk, BIT(p), false);
 	mrc_retransmit_lost(msk);
 	mrc_push(msk);
@@ -541,6 +543,7 @@ static void mrc_path_up(struct mrc_sock *msk, u8 p)
 	for (i = 0; i < msk->ev_cap; i++)
 		if (msk->evs[i].path == p && msk->evs[i].state == MRC_EV_RETIRED)
 			mrc_ev_readmit(msk->evs, msk->ev_cap, i, mrc_path_evs(msk));
+	mrc_evs_changed(msk);
 	mrc_push(msk);
 }
 

@@ -430,7 +430,10 @@ struct mrc_sock {
 	u8			reo_mult;	/* RACK's window / base (mrc_rack_reo_round()) */
 	u8			reo_quiet;	/* rounds since a spurious resend or a step back */
 	bool			reo_spurious;	/* this round: a resend's original was acked */
-	u16			evs_unproven;	/* mrc_ev_survey(), as of the last ACK */
+	u16			evs_unproven;	/* mrc_ev_survey(), as of the last survey */
+	u32			evs_srtt_max;	/* largest srtt of an active EV, as of then */
+	u8			evs_survey_age;	/* loss checks since that survey */
+	bool			evs_changed;	/* something it counts changed since */
 	unsigned long		probe_scan_at;	/* jiffies: a retired EV's probe may be due */
 	u8			backoff;	/* RTO doublings */
 	u8			rto_streak;	/* RTOs since the last delivery */
@@ -634,6 +637,7 @@ u32 mrc_rcv_wnd(struct mrc_sock *msk);
 
 /* ev_sock.c */
 int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp);
+void mrc_evs_survey(struct mrc_sock *msk);
 int mrc_pick_ev(struct mrc_sock *msk, int avoid);
 int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore);
 int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb);
@@ -644,6 +648,15 @@ void mrc_probe_scan_soon(struct mrc_sock *msk, unsigned long when);
 void mrc_probe_answered(struct mrc_sock *msk, u16 port);
 void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample);
 void mrc_echo_rcv(struct mrc_sock *msk, u16 port, u32 tsecr);
+
+/*
+ * Something mrc_ev_survey() counts changed (an EV's state or path, a first
+ * delivery, the largest srtt): the next loss check surveys the slots again.
+ */
+static inline void mrc_evs_changed(struct mrc_sock *msk)
+{
+	msk->evs_changed = true;
+}
 
 /* icmp.c */
 int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb);

@@ -901,7 +901,7 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct mrc_sock *msk = mrc_sk(sk);
 	bool seqpacket = sk->sk_type == SOCK_SEQPACKET;
 	size_t copied = 0, chunk, room;
-	u32 unpushed = 0;
+	u32 unpushed = 0, burst;
 	long timeo;
 	int err = 0, prio;
 
@@ -946,6 +946,8 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 
 	msk->more = !!(msg->msg_flags & MSG_MORE);
+	/* asked again after each push, not per segment (0.5 % of a guest) */
+	burst = mrc_burst_len(msk);
 	while (copied < len) {
 		struct sk_buff *skb;
 		int filled;
@@ -989,9 +991,10 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		copied += chunk;
 		msk->stats.bytes_sent += chunk;
 		/* a burst's worth at a time (TCP pushes per size goal) */
-		if (++unpushed >= mrc_burst_len(msk)) {
+		if (++unpushed >= burst) {
 			unpushed = 0;
 			mrc_push(msk);
+			burst = mrc_burst_len(msk);
 		}
 	}
 	mrc_push(msk);
