@@ -20,6 +20,7 @@ RATE=${MRC_BENCH_RATE_MBIT:-8}		# each spine, aggregation and failover
 FO_SECS=${MRC_BENCH_FO_SECS:-10}	# failover: transfer length
 FO_FAIL=${MRC_BENCH_FO_FAIL:-3}		# failover: blackhole at, heal at
 FO_HEAL=${MRC_BENCH_FO_HEAL:-7}
+FO_GAP_MS=${MRC_BENCH_FO_GAP_MS:-5}	# failover: the receiver lists stalls this long
 RR_N1=${MRC_BENCH_RR_N1:-1000}		# requests of 1 KiB per run
 RR_N64=${MRC_BENCH_RR_N64:-200}		# requests of 64 KiB per run
 ONLY=${MRC_BENCH_ONLY:-agg fo rr cost4 cost prof coll planes}
@@ -106,7 +107,8 @@ if [[ " $ONLY " == *" fo "* ]]; then
 			esac
 			r=$TMPD/fo_${p}_$rep.rx
 			k=$(kind_of $p)
-			xfer_start $NS_B 7000 "$r" $k -i 10 || exit 1
+			# -g: every stall of FO_GAP_MS or more, for the report to place
+			xfer_start $NS_B 7000 "$r" $k -i 10 -g "$FO_GAP_MS" || exit 1
 			t0=$(now_ms)
 			ip netns exec $NS_A ./mrc_xfer $k -c $B4 -p 7000 -n "$bytes" > "$r.tx" 2>&1 &
 			tx=$!

@@ -91,14 +91,28 @@ if agg:
 # ---- failover
 fo = {}
 for p, rep, dead, tf0, tf, th0, th, gap, mbps, ok in rows("fo.tsv"):
-    ticks = []
+    ticks, gaps = [], []
     with open(os.path.join(raw, f"fo_{p}_{rep}.rx")) as f:
         for line in f:
-            if line.startswith("tick"):
+            if line.startswith("tick") or line.startswith("gap "):
                 a = dict(x.split("=") for x in line.split()[1:])
-                ticks.append((float(a["t_ms"]), int(a["bytes"])))
+                if line.startswith("tick"):
+                    ticks.append((float(a["t_ms"]), int(a["bytes"])))
+                else:
+                    gaps.append((float(a["at_ms"]), float(a["ms"])))
     tf, th = int(tf), int(th)
     end = ticks[-1][0] if ticks else 0
+
+    def longest(windows, inside):
+        """The longest stall (receiver's -g lines) that overlaps one of the
+        windows (inside) or none of them; 0: none of FO_GAP_MS or more."""
+        if not gaps:
+            return None
+        return max([ms for at, ms in gaps
+                    if any(at < hi and at + ms > lo for lo, hi in windows) == inside] + [0.0])
+    # the failure's own gap: a stall in the second after the blackhole; the
+    # heal's second aside, every other stall is the shaped spines' own
+    fail_w, heal_w = (int(tf0), tf + 1000), (int(th0), th + 1000)
 
     def gput(lo, hi):
         b = sum(by for t, by in ticks if lo < t <= hi)
@@ -107,7 +121,9 @@ for p, rep, dead, tf0, tf, th0, th, gap, mbps, ok in rows("fo.tsv"):
     d.append({"rep": int(rep), "dead_spine": int(dead), "fail_ms": [int(tf0), tf],
               "heal_ms": [int(th0), th], "max_gap_ms": float(gap or 0), "mbps": float(mbps or 0),
               "ok": ok == "1", "before_mbit": gput(0, int(tf0)), "during_mbit": gput(tf, int(th0)),
-              "after_mbit": gput(th, end), "ticks_10ms": ticks})
+              "after_mbit": gput(th, end), "ticks_10ms": ticks,
+              "failure_gap_ms": longest([fail_w], True),
+              "other_gap_ms": longest([fail_w, heal_w], False)})
 if fo:
     res["failover"] = {p: [{k: v for k, v in r.items()} for r in d] for p, d in fo.items()}
     table.append(f"2. Failover: {spines} x {rate:g} Mbit/s, the busiest spine blackholed, then healed"
@@ -121,6 +137,13 @@ if fo:
                      f" {fmt(spread([r['before_mbit'] for r in d])):>20}"
                      f" {fmt(spread([r['during_mbit'] for r in d])):>20}"
                      f" {fmt(spread([r['after_mbit'] for r in d])):>20}")
+    table.append("   the longest gap split: in the second after the blackhole, and away from it"
+                 " and from the heal's")
+    table.append(f"   {'':6} {'at the failure ms':>24} {'elsewhere ms':>20}")
+    for p in ("mrc", "tcp", "mptcp"):
+        if p in fo:
+            table.append(f"   {p:6} {fmt(spread([r['failure_gap_ms'] for r in fo[p]]), '', 0):>24}"
+                         f" {fmt(spread([r['other_gap_ms'] for r in fo[p]]), '', 0):>20}")
     gm = {p: statistics.mean(r["max_gap_ms"] for r in fo[p]) for p in fo}
     r = {f"{q}/mrc longest gap": ratio(gm.get(q), gm.get("mrc")) for q in ("tcp", "mptcp")}
     res["failover_ratios"] = r
