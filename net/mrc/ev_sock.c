@@ -82,8 +82,9 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
  *
  * Sets evs_unproven and slowest_rtt_us.  The slots are walked again only
  * when something the walk counts changed (mrc_evs_changed()), or every
- * MRC_EV_SURVEY_EVERY checks should a change ever go unreported: one walk
- * per ACK cost 1.8 % of a CPU-bound guest.
+ * MRC_EV_SURVEY_EVERY checks should a change ever go unreported (a kernel
+ * with CONFIG_DEBUG_NET checks that none does): one walk per ACK cost 1.8 %
+ * of a CPU-bound guest.
  */
 void mrc_evs_survey(struct mrc_sock *msk)
 {
@@ -93,6 +94,12 @@ void mrc_evs_survey(struct mrc_sock *msk)
 		msk->evs_unproven = mrc_ev_survey(msk->evs, msk->ev_cap, &msk->evs_srtt_max);
 		msk->evs_changed = false;
 		msk->evs_survey_age = 0;
+	} else if (IS_ENABLED(CONFIG_DEBUG_NET)) {
+		u32 max_us = 0;
+
+		/* every change was reported: a fresh walk agrees */
+		DEBUG_NET_WARN_ON_ONCE(mrc_ev_survey(msk->evs, msk->ev_cap, &max_us) !=
+				       msk->evs_unproven || max_us != msk->evs_srtt_max);
 	}
 	msk->slowest_rtt_us = max(msk->rtt.srtt_us, msk->evs_srtt_max);
 }
