@@ -2,9 +2,10 @@
 /*
  * mrc_msg: request/response over AF_MRC SOCK_SEQPACKET with a per-message
  * priority (cmsg SOL_MRC/MRC_PRIORITY), for the priority selftest.
- *   mrc_msg -l [-p PORT]                      echo server (one connection)
+ *   mrc_msg -l [-p PORT] [-P PRIO]           echo server (one connection)
  *   mrc_msg -c ADDR [-p PORT] [-n COUNT] [-s SIZE] [-P PRIO]
- * The client prints "count=N p50_us= p99_us= max_us=".
+ * The client prints "count=N p50_us= p99_us= max_us=".  The server echoes
+ * with PRIO too, so that an exchange is urgent both ways.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		c = accept(fd, NULL, NULL);
 		while ((n = recv(c, buf, sizeof(buf), 0)) > 0)
-			if (send(c, buf, n, MSG_NOSIGNAL) != n)
+			if ((prio ? send_prio(c, buf, n, prio) : send(c, buf, n, MSG_NOSIGNAL)) != n)
 				return 1;
 		return n < 0;
 	}
