@@ -75,7 +75,9 @@ failover_run() {
 	local l0 l1
 	r0=$(mrc_stat $NS_A EvRetired)
 	l0=$(loss_stats $NS_A)
-	xfer_start $NS_B "$port" "$out/rx" -i 100
+	# -g: where the stalls were (a run in three has one of 150-240 ms, when
+	# a run's longest gap is otherwise 12-30 ms; the receiver lists them)
+	xfer_start $NS_B "$port" "$out/rx" -i 100 -g 40
 	ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$port" -n $((1 << 40)) -d 13 > "$out/tx" &
 	tx=$!
 	sleep 3
@@ -109,6 +111,8 @@ failover_run() {
 	echo "# EVs retired $FO_RETIRED, re-admitted $FO_READMITTED; spine 2 forwarded $FO_RETURNED packets after the heal; sender's counters: $(loss_delta "$l0" "$l1")"
 	echo "# goodput per 100 ms (median): before $((FO_BEFORE >> 10)) KiB, during $((FO_DURING >> 10)) KiB ($((FO_DURING * 100 / (FO_BEFORE + 1))) %), after the heal $((FO_AFTER >> 10)) KiB ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %), its best second $((FO_AFTER_BEST >> 10)) KiB ($((FO_AFTER_BEST * 100 / (FO_BEFORE + 1))) %)"
 	echo "# delivered per 100 ms: $(awk '/^tick/ {sub("bytes=", "", $3); printf "%d ", $3 / 1024}' "$out/rx")KiB"
+	echo "# stalls of 40 ms or more (at s: ms): $(awk '/^gap / {
+		split($2, a, "="); split($3, b, "="); printf "%.2f: %.1f, ", a[2] / 1000, b[2] }' "$out/rx")"
 }
 # failover_healed: after the heal the best second >= 80 % of before, the
 # median >= 50 %
