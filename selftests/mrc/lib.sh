@@ -73,6 +73,10 @@ fabric_pin_keys() {
 	ip -n mrc-keys link set lo mtu 1280 up || return 1
 	# its fragments fire the key whether or not the reply comes in time
 	ip netns exec mrc-keys ping -q -c 1 -W 2 -s 2000 127.0.0.1 > /dev/null
+	# and one TCP connect (refused): its port choice fires the once-keys of
+	# __inet_hash_connect(), which oopsed there ("int3", collective.sh's TCP
+	# ranks connecting under traffic, CI of 1e125df)
+	ip netns exec mrc-keys timeout 5 bash -c ': < /dev/tcp/127.0.0.1/9' 2> /dev/null
 	tc -n mrc-keys qdisc replace dev lo clsact &&
 	tc -n mrc-keys filter replace dev lo ingress pref 1 matchall action drop &&
 	tc -n mrc-keys filter replace dev lo egress pref 1 matchall action drop
