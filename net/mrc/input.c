@@ -811,8 +811,19 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	union mrc_addr local, remote;
 	u32 src_id = ntohl(hdr.src_id);
 
-	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED)
+	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED) {
+		/*
+		 * Answered as after the unhash, whose packets find no socket: the
+		 * backlog can hold packets that came while we ended.  Over
+		 * loopback the peer's challenge ACK to our own RST (sent with
+		 * the PSN it had acknowledged, behind data still in flight)
+		 * arrives inside that RST's transmission, before mrc_done();
+		 * dropped here, its peer waited out net.mrc.fin_timeout for a FIN.
+		 */
+		mrc_send_rst_reply(msk->mn, skb, &hdr);
+		mrc_count(msk->mn, MRC_C_RX_DROP_NOCONN);
 		goto drop;
+	}
 	mrc_skb_addrs(skb, &local, &remote);
 	if (!mrc_peer_known(msk, &remote) ||
 	    (src_id != msk->remote_id &&
@@ -946,6 +957,18 @@ static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
 	return !mrc_peer_known(msk, &remote);
 }
 
+/*
+ * As tcp_add_backlog(): the buffers plus 64 KB of headroom.  Without it a
+ * socket shrunk to the minimum buffers while its owner sat in a syscall
+ * dropped the RST right behind a data packet; the peer, gone, never sent
+ * it again, and our orphan waited out net.mrc.fin_timeout for a FIN
+ * (hardening.sh's syscall fuzz, about one run in five).
+ */
+static unsigned int mrc_backlog_limit(const struct sock *sk)
+{
+	return READ_ONCE(sk->sk_rcvbuf) + READ_ONCE(sk->sk_sndbuf) + 64 * 1024;
+}
+
 /**
  * mrc_sock_rcv() - hand packets to their socket under one lock
  * @mn: namespace state
@@ -972,8 +995,7 @@ static void mrc_sock_rcv(struct mrc_net *mn, struct sock *sk, struct sk_buff_hea
 		if (mrc_from_stranger(msk, skb)) {
 			mrc_count(mn, MRC_C_RX_DROP_BADID);
 			kfree_skb(skb);
-		} else if (sk_add_backlog(sk, skb, READ_ONCE(sk->sk_rcvbuf) +
-					  READ_ONCE(sk->sk_sndbuf))) {
+		} else if (sk_add_backlog(sk, skb, mrc_backlog_limit(sk))) {
 			mrc_count(mn, MRC_C_RX_DROP_BACKLOG);
 			kfree_skb(skb);
 		}

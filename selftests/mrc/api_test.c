@@ -857,6 +857,38 @@ TEST(close_linger_zero_resets)
 	}
 }
 
+/*
+ * A RST right behind data the peer has not acknowledged yet (its ACK is
+ * delayed) carries the PSN of that data, not the one the peer expects:
+ * the peer answers with a challenge ACK, which over loopback arrives while
+ * the closing socket still holds its lock.  That ACK must be answered with
+ * an exact RST, not dropped: else the peer waits for our FIN until its
+ * own timeouts (hardening.sh's syscall fuzz left such a connection).
+ */
+TEST(close_linger_zero_after_send_resets)
+{
+	for (int i = 0; i < 2; i++) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		char buf[16];
+		struct conn p;
+		ssize_t n;
+
+		ASSERT_EQ(0, make_pair(families[i], SOCK_STREAM, 6056 + i, &p));
+		ASSERT_EQ(0, setsockopt(p.a, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+		ASSERT_EQ(4, send(p.a, "last", 4, 0));
+		close(p.a);
+		p.a = -1;
+		set_timeo(p.c, SO_RCVTIMEO, 3000);
+		/* the data may be read first; then the reset, not a timeout */
+		do {
+			n = recv(p.c, buf, sizeof(buf), 0);
+		} while (n > 0);
+		EXPECT_EQ(-1, n);
+		EXPECT_EQ(ECONNRESET, errno) TH_LOG("after the peer's abort: %s", strerror(errno));
+		close_pair(&p);
+	}
+}
+
 TEST(close_orderly)
 {
 	for (int i = 0; i < 2; i++) {
