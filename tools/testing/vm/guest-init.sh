@@ -44,6 +44,17 @@ fi
 if [ "$attempt" -le "${MRC_TEST_BOOT_HANG:-0}" ]; then
 	while :; do sleep 1000; done
 fi
+# The kernel's UDP encapsulation static keys (udp_encap_needed_key and its
+# IPv6 twin) are held on for the whole boot by two fou sockets in a
+# namespace of their own.  Otherwise every namespace's first MRC tunnel
+# socket, and every netns exit or rmmod that drops the last one, patches
+# kernel text under a test's traffic; under qemu TCG that races with the
+# other vCPU ("int3" oopses; most likely also the spurious single-step #DB,
+# "WARNING ... exc_debug_kernel", of robustness.sh in the CI of 98fa1c8).
+if modprobe -q -a fou fou6 && ip netns add mrc-pin; then
+	ip -n mrc-pin fou add port 7 ipproto 4 && ip -n mrc-pin -6 fou add port 7 ipproto 41 ||
+		echo "<5>mrc-vm: the UDP encapsulation keys are not pinned" > /dev/kmsg
+fi
 # The command start: everything MRC does (loading mrc.ko included) comes
 # after this line in the kernel log and after the file; the host retries a
 # boot that died before it.
