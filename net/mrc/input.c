@@ -8,6 +8,7 @@
  * under bh_lock_sock, or queued to the backlog while the user owns it.
  */
 #include <linux/jhash.h>
+#include <linux/skbuff_ref.h>
 #include <linux/unaligned.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -21,11 +22,13 @@
 #include "sack.h"
 #include "ev.h"
 
-/* Addresses of a received packet, as seen by us (local = its destination). */
-void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote)
+/*
+ * Addresses of a received packet whose MRC header is @h, as seen by us
+ * (local = its destination).
+ */
+static void mrc_hdr_addrs(struct sk_buff *skb, const struct mrchdr *h, union mrc_addr *local,
+			  union mrc_addr *remote)
 {
-	const struct mrchdr *h = (const struct mrchdr *)skb->data;
-
 	memset(local, 0, sizeof(*local));
 	memset(remote, 0, sizeof(*remote));
 	if (ip_hdr(skb)->version == 4) {
@@ -45,6 +48,12 @@ void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *r
 		if (ipv6_addr_type(&remote->v6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
 			remote->v6.sin6_scope_id = inet6_iif(skb);
 	}
+}
+
+/* The same for a packet with its data at the MRC header. */
+void mrc_skb_addrs(struct sk_buff *skb, union mrc_addr *local, union mrc_addr *remote)
+{
+	mrc_hdr_addrs(skb, (const struct mrchdr *)skb->data, local, remote);
 }
 
 /* Per-path reordering tolerated before the same-EV rule calls a loss. */
@@ -928,24 +937,17 @@ static int mrc_do_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-/* The backlog, drained by release_sock(): one batch, ended in release_cb. */
-int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb)
-{
-	mrc_sk(sk)->rx_batch = 1;
-	return mrc_do_rcv(sk, skb);
-}
-
 /*
- * A packet for a connection whose peer is known, from anyone else (another
- * address or sender ID).  Checked before the backlog, so that an off-path
+ * A packet (its MRC header @h) for a connection whose peer is known, from
+ * anyone else (another address or sender ID).  Checked before the backlog, so that an off-path
  * flood cannot take the room the peer's packets need while the user owns
  * the socket; mrc_conn_rcv() checks again under the lock.  remote_id goes
  * from 0 to the peer's ID once, and remote is fixed before the connection
  * is hashed: read without the lock, a stale 0 only skips this early check.
  */
-static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
+static bool mrc_hdr_from_stranger(struct mrc_sock *msk, struct sk_buff *skb,
+				  const struct mrchdr *h)
 {
-	const struct mrchdr *h = (const struct mrchdr *)skb->data;
 	u32 remote_id = READ_ONCE(msk->remote_id);
 	union mrc_addr local, remote;
 
@@ -953,8 +955,13 @@ static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
 		return false;
 	if (ntohl(h->src_id) != remote_id)
 		return true;
-	mrc_skb_addrs(skb, &local, &remote);
+	mrc_hdr_addrs(skb, h, &local, &remote);
 	return !mrc_peer_known(msk, &remote);
+}
+
+static bool mrc_from_stranger(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	return mrc_hdr_from_stranger(msk, skb, (const struct mrchdr *)skb->data);
 }
 
 /*
@@ -1113,22 +1120,208 @@ static void mrc_rcv_list(struct mrc_net *mn, struct sk_buff *segs)
 		mrc_sock_rcv(mn, &msk->sk, &batch);
 }
 
-/*
- * A packet of the tunnel socket, data after its UDP header.  An aggregate
- * (our sender's GSO burst, or GRO at a NIC or veth) is cut at its gso_size
- * into the packets it was made of, by the stack's own UDP segmentation,
- * and they are handled as one batch.
- */
-static void mrc_udp_input(struct mrc_net *mn, struct sock *usk, struct sk_buff *skb)
-{
-	struct sk_buff *segs, *seg;
+/* Packets of an in-order train handled together (mrc_rcv_train()) */
+#define MRC_TRAIN_MAX	64
 
-	if (!skb_is_gso(skb)) {
-		skb->next = NULL;
-		mrc_rcv_list(mn, skb);
-		return;
+/**
+ * struct mrc_train - an aggregate read as one in-order data train
+ * @n: packets
+ * @frag: for each, the frag of the aggregate that holds it whole
+ * @off: its offset in that frag
+ * @first: the first packet's header
+ * @last: the last one's (its send time is the newest)
+ */
+struct mrc_train {
+	u32		n;
+	u8		frag[MRC_TRAIN_MAX];
+	u16		off[MRC_TRAIN_MAX];
+	struct mrchdr	first;
+	struct mrchdr	last;
+};
+
+/*
+ * Reads the headers of @skb's packets where they lie: each packet must sit
+ * whole in one page frag we may reference (what mrc_burst_by_ref() sends),
+ * and the headers must make a train (mrc_hdr_train_next()).
+ */
+static bool mrc_train_parse(struct sk_buff *skb, struct mrc_train *t)
+{
+	const struct skb_shared_info *shi = skb_shinfo(skb);
+	unsigned int stride = shi->gso_size, fstart = 0, off;
+	int f = 0;
+
+	/* UDP_L4: packets cut at gso_size (UFO's one datagram udp_rcv_segment() drops) */
+	if (!(shi->gso_type & SKB_GSO_UDP_L4) || (shi->gso_type & SKB_GSO_UDP) ||
+	    IS_ENABLED(CONFIG_HIGHMEM) || skb_headlen(skb) || skb_has_frag_list(skb) ||
+	    skb->pp_recycle || skb_zcopy(skb) || !skb_frags_readable(skb) ||
+	    stride <= sizeof(struct mrchdr) || skb->len <= stride ||
+	    skb->len > MRC_TRAIN_MAX * stride)
+		return false;
+	for (t->n = 0, off = 0; off < skb->len; t->n++, off += stride) {
+		unsigned int seg_len = min(stride, skb->len - off);
+		const skb_frag_t *frag;
+		const struct mrchdr *h;
+
+		/* a last packet too short for its header is no train's */
+		if (seg_len <= sizeof(*h))
+			return false;
+		while (f < shi->nr_frags && fstart + skb_frag_size(&shi->frags[f]) <= off)
+			fstart += skb_frag_size(&shi->frags[f++]);
+		if (f == shi->nr_frags)
+			return false;
+		frag = &shi->frags[f];
+		if (off + seg_len > fstart + skb_frag_size(frag) || off - fstart > U16_MAX)
+			return false;
+		h = skb_frag_address(frag) + off - fstart;
+		if (!t->n) {
+			if (mrc_hdr_check(h, seg_len) != MRC_C_RX_PACKETS ||
+			    h->type != MRC_T_DATA || h->flags || !h->len)
+				return false;
+			t->first = *h;
+		} else if (!mrc_hdr_train_next(&t->first, h, t->n, seg_len)) {
+			return false;
+		}
+		t->frag[t->n] = f;
+		t->off[t->n] = off - fstart;
+		if (off + stride >= skb->len)
+			t->last = *h;
 	}
-	mrc_count(mn, MRC_C_RX_BATCHES);
+	return true;
+}
+
+/*
+ * The payload of packets [@from, @to) of @t, by reference to @skb's pages:
+ * one frag each (their headers lie between them).
+ */
+static struct sk_buff *mrc_train_data(struct sk_buff *skb, const struct mrc_train *t, u32 from,
+				      u32 to)
+{
+	const struct skb_shared_info *shi = skb_shinfo(skb);
+	unsigned int stride = shi->gso_size;
+	struct sk_buff *d = alloc_skb(0, GFP_ATOMIC);
+	u32 i;
+
+	if (!d)
+		return NULL;
+	memset(MRC_SKB_CB(d), 0, sizeof(struct mrc_skb_cb));
+	MRC_SKB_CB(d)->psn = ntohl(t->first.psn) + from;
+	for (i = from; i < to; i++) {
+		const skb_frag_t *frag = &shi->frags[t->frag[i]];
+		unsigned int len = min(stride, skb->len - i * stride) - sizeof(struct mrchdr);
+
+		skb_frag_ref(skb, t->frag[i]);
+		skb_fill_page_desc(d, i - from, skb_frag_page(frag),
+				   skb_frag_off(frag) + t->off[i] + sizeof(struct mrchdr), len);
+		d->len += len;
+		d->data_len += len;
+		/* the header's bytes stay pinned with the page as well */
+		d->truesize += stride;
+	}
+	return d;
+}
+
+/*
+ * Whether @msk takes train @t now as the per-packet path would take each
+ * of its packets in order: next PSN, nothing held out of order, a stream
+ * still receiving, from its peer.
+ */
+static bool mrc_train_fits(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_train *t)
+{
+	struct sock *sk = &msk->sk;
+	union mrc_addr local, remote;
+	u32 psn = ntohl(t->first.psn);
+
+	if ((msk->state != MRC_STATE_ESTABLISHED && msk->state != MRC_STATE_FIN_WAIT) ||
+	    sk->sk_type != SOCK_STREAM || sock_flag(sk, SOCK_DEAD) || msk->fin_received ||
+	    ntohl(t->first.src_id) != msk->remote_id || psn != msk->rcv_nxt ||
+	    !RB_EMPTY_ROOT(&msk->ooo_queue) ||
+	    !mrc_psn_in_window(psn + t->n - 1, msk->rcv_nxt, MRC_RCV_WINDOW_PKTS))
+		return false;
+	mrc_hdr_addrs(skb, &t->first, &local, &remote);
+	return mrc_peer_known(msk, &remote);
+}
+
+/*
+ * Takes train @t, all of @skb, into @msk as the per-packet path would take
+ * its packets one by one, in order, when that is all they would do.  The
+ * socket lock held (softirq, not owned) or owned (its backlog); inside a
+ * receive batch.
+ * Return: true when @skb was consumed (queued, or dropped and counted).
+ */
+static bool mrc_train_take(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_train *t)
+{
+	struct mrc_net *mn = msk->mn;
+	struct sock *sk = &msk->sk;
+	unsigned int truesize = 0;
+	struct sk_buff_head q;
+	struct sk_buff *d;
+	u32 i;
+
+	lockdep_assert(lockdep_sock_is_held(sk));
+	if (!mrc_train_fits(msk, skb, t))
+		return false;
+	__skb_queue_head_init(&q);
+	for (i = 0; i < t->n; i += MAX_SKB_FRAGS) {
+		d = mrc_train_data(skb, t, i, min_t(u32, i + MAX_SKB_FRAGS, t->n));
+		if (!d)
+			goto undo;
+		truesize += d->truesize;
+		__skb_queue_tail(&q, d);
+	}
+	/*
+	 * As each packet's would: the ACK first (it may free our sent data and
+	 * reclaim forward-allocated memory), then the room.  Handled again by
+	 * the per-packet way if the room is short, as each packet repeats it.
+	 */
+	if (!mrc_ack_rcv(msk, &t->last, NULL)) {
+		mrc_count_add(mn, MRC_C_RX_PACKETS, t->n);
+		mrc_count_add(mn, MRC_C_RX_DROP_WINDOW, t->n);
+		__skb_queue_purge_reason(&q, SKB_CONSUMED);
+		kfree_skb(skb);
+		return true;
+	}
+	msk->rcv_stamp = jiffies;
+	msk->keepalive_probes = 0;
+	if (msk->state == MRC_STATE_DONE)
+		goto undo;
+	/* what the per-packet path queues without dropping or forcing */
+	if ((!mrc_psn_before(ntohl(t->last.psn), msk->rcv_promised) &&
+	     atomic_read(&sk->sk_rmem_alloc) + truesize > READ_ONCE(sk->sk_rcvbuf)) ||
+	    !sk_rmem_schedule(sk, skb_peek(&q), truesize))
+		goto undo;
+	mrc_count_add(mn, MRC_C_RX_PACKETS, t->n);
+	mrc_count(mn, MRC_C_RX_TRAINS);
+	msk->stats.packets_received += t->n;
+	for (i = 0; i < t->n; i++)
+		mrc_rcv_ratio_update(msk, truesize / t->n);
+	msk->rcv_starved = 0;
+	mrc_echo_update(msk, ntohl(t->last.tsval), ntohs(udp_hdr(skb)->source));
+	while ((d = __skb_dequeue(&q))) {
+		skb_set_owner_r(d, sk);
+		msk->stats.bytes_received += d->len;
+		WRITE_ONCE(msk->rcv_queued, msk->rcv_queued + d->len);
+		__skb_queue_tail(&sk->sk_receive_queue, d);
+	}
+	msk->rcv_nxt = ntohl(t->last.psn) + 1;
+	mrc_data_wake(msk);
+	msk->ack_pending += t->n;
+	mrc_data_ack(msk);
+	consume_skb(skb);
+	return true;
+undo:
+	__skb_queue_purge_reason(&q, SKB_CONSUMED);
+	return false;
+}
+
+/*
+ * Cuts aggregate @skb (data at its first MRC header) at its gso_size into
+ * the packets it was made of, by the stack's own UDP segmentation.
+ * Return: the packets (data at their MRC headers), or NULL (@skb consumed).
+ */
+static struct sk_buff *mrc_cut(struct sock *usk, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg, *next;
+
 	__skb_push(skb, -skb_mac_offset(skb));
 	/*
 	 * UDP's header pull turned CHECKSUM_PARTIAL (what GSO and GRO make)
@@ -1141,12 +1334,123 @@ static void mrc_udp_input(struct mrc_net *mn, struct sock *usk, struct sk_buff *
 	    skb_checksum_start(skb) == skb_transport_header(skb))
 		skb->ip_summed = CHECKSUM_PARTIAL;
 	segs = udp_rcv_segment(usk, skb, usk->sk_family == AF_INET);
-	if (!segs)
-		return;
-	skb_list_walk_safe(segs, seg, skb) {
+	skb_list_walk_safe(segs, seg, next) {
 		__skb_pull(seg, skb_transport_offset(seg) + sizeof(struct udphdr));
 		udp_post_segment_fix_csum(seg);
 	}
+	return segs;
+}
+
+/*
+ * A train its socket's user held (mrc_rcv_train()), from the backlog: taken
+ * whole, or cut into its packets, every one this connection's.
+ */
+static void mrc_backlog_train(struct mrc_sock *msk, struct sk_buff *skb)
+{
+	struct sk_buff *segs = NULL, *seg, *next;
+	struct mrc_net *mn = msk->mn;
+	struct mrc_train t;
+	struct socket *usock;
+
+	if (mrc_train_parse(skb, &t) && mrc_train_take(msk, skb, &t))
+		return;
+	local_bh_disable();
+	rcu_read_lock();
+	usock = mrc_tunnel_sock(mn, ip_hdr(skb)->version == 4 ? AF_INET : AF_INET6);
+	if (usock)
+		segs = mrc_cut(usock->sk, skb);
+	else	/* none after the namespace's exit began: no socket is left either */
+		kfree_skb(skb);
+	rcu_read_unlock();
+	local_bh_enable();
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		if (mrc_rcv_check(mn, seg))
+			mrc_do_rcv(&msk->sk, seg);
+	}
+}
+
+/*
+ * The backlog, drained by release_sock(): one batch, ended in release_cb.
+ * An aggregate in it is a train (mrc_rcv_train()).
+ */
+int mrc_backlog_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	mrc_sk(sk)->rx_batch = 1;
+	if (skb_is_gso(skb)) {
+		mrc_backlog_train(mrc_sk(sk), skb);
+		return 0;
+	}
+	return mrc_do_rcv(sk, skb);
+}
+
+/**
+ * mrc_rcv_train() - queue an aggregate that is its connection's next data
+ * @mn: namespace state
+ * @skb: the aggregate, data at its first MRC header
+ *
+ * The common case of a transfer: a burst arrives whole and in order on a
+ * connection that misses nothing.  Instead of cutting it into an skb per
+ * packet (udp_rcv_segment()) and handling each, its headers are read where
+ * they lie, its payload is queued by reference (MAX_SKB_FRAGS packets per
+ * skb) under one socket lock, and its acknowledgment fields, the same in
+ * every packet of a burst, are handled once.  While the socket's user holds
+ * it, the train waits in the backlog whole (mrc_backlog_train()).  Anything
+ * else (a gap, a flag, CE, memory short) takes the per-packet way, which
+ * decides and counts what this does not.
+ *
+ * Context: softirq, rcu_read_lock held.
+ * Return: true when @skb was consumed.
+ */
+static bool mrc_rcv_train(struct mrc_net *mn, struct sk_buff *skb)
+{
+	struct mrc_sock *msk;
+	struct mrc_train t;
+	bool done = false;
+	struct sock *sk;
+
+	if (!mrc_train_parse(skb, &t) || mrc_skb_ce(skb))
+		return false;
+	msk = mrc_lookup_conn(mn, ntohl(t.first.dst_id));
+	if (!msk || !refcount_inc_not_zero(&msk->sk.sk_refcnt))
+		return false;
+	sk = &msk->sk;
+	bh_lock_sock(sk);
+	if (!sock_owned_by_user(sk)) {
+		msk->rx_batch = 1;
+		done = mrc_train_take(msk, skb, &t);
+		mrc_rx_batch_end(msk);
+	} else if (!mrc_hdr_from_stranger(msk, skb, &t.first)) {
+		/* else cut: the backlog may still take some of its packets */
+		done = !sk_add_backlog(sk, skb, mrc_backlog_limit(sk));
+	}
+	bh_unlock_sock(sk);
+	sock_put(sk);
+	return done;
+}
+
+/*
+ * A packet of the tunnel socket, data after its UDP header.  An aggregate
+ * (our sender's GSO burst, or GRO at a NIC or veth) is queued whole when
+ * it is its connection's next data (mrc_rcv_train()); else it is cut at
+ * its gso_size into the packets it was made of, by the stack's own UDP
+ * segmentation, and they are handled as one batch.
+ */
+static void mrc_udp_input(struct mrc_net *mn, struct sock *usk, struct sk_buff *skb)
+{
+	struct sk_buff *segs;
+
+	if (!skb_is_gso(skb)) {
+		skb->next = NULL;
+		mrc_rcv_list(mn, skb);
+		return;
+	}
+	mrc_count(mn, MRC_C_RX_BATCHES);
+	if (mrc_rcv_train(mn, skb))
+		return;
+	segs = mrc_cut(usk, skb);
+	if (!segs)
+		return;
 	mrc_rcv_list(mn, segs);
 }
 

@@ -1181,9 +1181,52 @@ static void mrc_hdr_malformed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_BADID);
 }
 
+/* One burst's headers make a train; anything else breaks it. */
+static void mrc_hdr_train_test(struct kunit *test)
+{
+	struct mrchdr first, h;
+
+	mrc_hdr_fill(&first, MRC_T_DATA, 1000);
+	first.psn = htonl(0xffffffffu);
+	first.ack_psn = htonl(77);
+	first.tsval = htonl(5);
+	h = first;
+	h.psn = htonl(0);	/* the PSN wraps inside a train */
+	KUNIT_EXPECT_TRUE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.tsval = htonl(6);	/* sent later: still the same burst */
+	KUNIT_EXPECT_TRUE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.len = htons(300);	/* the last packet may be short */
+	KUNIT_EXPECT_TRUE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 300));
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.len = 0;
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h)));
+	/* a last packet shorter than a header: its bytes are not read */
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) - 1));
+	h = first;
+	h.psn = htonl(1);	/* a gap */
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h = first;
+	h.psn = htonl(0);
+	h.flags = MRC_F_FIN;
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.flags = 0;
+	h.dst_id = htonl(10);	/* another connection sharing the EV */
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.dst_id = first.dst_id;
+	h.ack_psn = htonl(78);	/* another acknowledgment: handled per packet */
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.ack_psn = first.ack_psn;
+	h.rcv_wnd = htonl(1);
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.rcv_wnd = first.rcv_wnd;
+	h.priority = 3;
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+}
+
 static struct kunit_case mrc_hdr_cases[] = {
 	KUNIT_CASE(mrc_hdr_valid_test),
 	KUNIT_CASE(mrc_hdr_malformed_test),
+	KUNIT_CASE(mrc_hdr_train_test),
 	{}
 };
 

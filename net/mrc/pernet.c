@@ -67,6 +67,7 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_RX_DROP_CSUM]		= "RxDropChecksum",
 	[MRC_C_LOSS_PATH_SILENT]	= "LossPathSilent",
 	[MRC_C_SYN_ID_TAKEN]		= "SynIdTaken",
+	[MRC_C_RX_TRAINS]		= "RxTrains",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -82,6 +82,7 @@ enum mrc_counter {
 	MRC_C_RX_DROP_CSUM,		/* bad UDP checksum */
 	MRC_C_LOSS_PATH_SILENT,		/* losses inferred: out on a path gone silent */
 	MRC_C_SYN_ID_TAKEN,		/* SYNs whose first cookie ID was another's */
+	MRC_C_RX_TRAINS,		/* aggregates queued whole: in order, not cut */
 	__MRC_C_MAX,
 };
 
@@ -713,6 +714,8 @@ void mrc_nl_notify_plane(struct mrc_net *mn, const struct mrc_plane *plane);
 
 /* wire.c */
 enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len);
+bool mrc_hdr_train_next(const struct mrchdr *first, const struct mrchdr *h, u32 i,
+			unsigned int seg_len);
 
 /* cookie.c */
 struct mrc_cookie_in {

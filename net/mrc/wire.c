@@ -68,3 +68,32 @@ enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 	return MRC_C_RX_PACKETS;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_hdr_check);
+
+/**
+ * mrc_hdr_train_next() - does @h continue the data train that @first begins?
+ * @first: the train's first header: a checked data packet without flags
+ * @h: the header @i segments after it
+ * @i: its place in the train
+ * @seg_len: bytes from @h to the end of its segment (those of a header at
+ *           least, or @h is not read)
+ *
+ * A train is what one burst (mrc_send_burst()) puts in one aggregate: data
+ * packets of one connection with consecutive PSNs, no flags, one priority,
+ * and the same acknowledgment (ACK PSN, SACK, echo, window, EV); only the
+ * PSN, the length and the send time differ.  Such a train arriving in order
+ * is queued whole (mrc_rcv_train()), with no per-packet skb.
+ *
+ * Return: true when @h is the train's next packet and its length is right.
+ */
+bool mrc_hdr_train_next(const struct mrchdr *first, const struct mrchdr *h, u32 i,
+			unsigned int seg_len)
+{
+	return seg_len > sizeof(*h) && !memcmp(h, first, offsetof(struct mrchdr, psn)) &&
+	       ntohl(h->psn) == ntohl(first->psn) + i &&
+	       !memcmp(&h->ack_psn, &first->ack_psn,
+		       offsetof(struct mrchdr, tsval) - offsetof(struct mrchdr, ack_psn)) &&
+	       !memcmp(&h->tsecr, &first->tsecr,
+		       offsetof(struct mrchdr, len) - offsetof(struct mrchdr, tsecr)) &&
+	       h->len && seg_len == sizeof(*h) + ntohs(h->len);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_hdr_train_next);

@@ -29,7 +29,7 @@ else
 			echo "# $p: $(tail -n 1 "$r"); guest busy $((c1 - c0)) jiffies"
 			for h in a b; do
 				awk -v h=$h 'FNR == NR { v[$1] = $2; next }
-					$1 ~ /^(TxPackets|RxPackets|Retransmits|RxDup)$/ { printf "# %s %s +%d\n", h, $1, $2 - v[$1] }' \
+					$1 ~ /^(TxPackets|RxPackets|Retransmits|RxDup|TxBursts|RxBatches|RxTrains)$/ { printf "# %s %s +%d\n", h, $1, $2 - v[$1] }' \
 					"$TMPD/prof_${h}0" "$TMPD/prof_${h}1"
 			done
 			# percentages of the busy samples: the idle loop left out

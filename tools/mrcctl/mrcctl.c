@@ -1590,6 +1590,7 @@ static const struct {
 	{ "RxDropChecksum", "Packets dropped: bad UDP checksum" },
 	{ "LossPathSilent", "Losses inferred: still out on a path that went silent (resent at once)" },
 	{ "SynIdTaken", "SYNs whose first derived connection ID was another connection's (another salt was used, or none was free)" },
+	{ "RxTrains", "Aggregates that were the connection's next data, in order: queued whole, not cut into packets" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
