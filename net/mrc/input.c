@@ -623,16 +623,19 @@ static bool mrc_skb_ce(const struct sk_buff *skb)
 
 /*
  * The sender counts each packet as one MSS against our window: learn what
- * an MSS costs here.  Down at once (so the window never promises memory we
- * lack), up slowly.
+ * an MSS costs here, from @n packets of @truesize each.  Down at once (so
+ * the window never promises memory we lack), up slowly: an eighth of the
+ * way per packet, which stops moving once it gets there.
  */
-static void mrc_rcv_ratio_update(struct mrc_sock *msk, unsigned int truesize)
+static void mrc_rcv_ratio_update(struct mrc_sock *msk, unsigned int truesize, u32 n)
 {
 	u32 r = min_t(u32, (msk->mss << 8) / max(truesize, 1U), 255);	/* mss < 2^16 */
 
-	if (r < msk->rcv_ratio)
+	if (r < msk->rcv_ratio) {
 		msk->rcv_ratio = max_t(u32, r, 16);
-	else
+		return;
+	}
+	while (n-- && msk->rcv_ratio < r)
 		msk->rcv_ratio += (r - msk->rcv_ratio + 7) / 8;
 }
 
@@ -742,7 +745,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		bool mem = (room || forced) && sk_rmem_schedule(sk, skb, skb->truesize);
 
 		if (len)
-			mrc_rcv_ratio_update(msk, skb->truesize);
+			mrc_rcv_ratio_update(msk, skb->truesize, 1);
 		msk->rcv_starved = room && !mem;
 		if (!forced && !mem) {
 			mrc_count(msk->mn, room ? MRC_C_RX_DROP_MEM : MRC_C_RX_DROP_RCVBUF);
@@ -1292,8 +1295,7 @@ static bool mrc_train_take(struct mrc_sock *msk, struct sk_buff *skb, const stru
 	mrc_count_add(mn, MRC_C_RX_PACKETS, t->n);
 	mrc_count(mn, MRC_C_RX_TRAINS);
 	msk->stats.packets_received += t->n;
-	for (i = 0; i < t->n; i++)
-		mrc_rcv_ratio_update(msk, truesize / t->n);
+	mrc_rcv_ratio_update(msk, truesize / t->n, t->n);
 	msk->rcv_starved = 0;
 	mrc_echo_update(msk, ntohl(t->last.tsval), ntohs(udp_hdr(skb)->source));
 	while ((d = __skb_dequeue(&q))) {
