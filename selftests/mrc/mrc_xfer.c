@@ -8,7 +8,9 @@
  * test can place failures at fixed times inside one transfer; "sent=N"
  * then says how many bytes the receiver must have.  The receiver
  * checks every byte against the sender's pattern and prints one summary
- * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G"; -i MS also prints the
+ * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G busy_ticks=B" (B: the CPU
+ * time, in USER_HZ ticks, the whole machine was busy from the first data to
+ * the end: a cost per byte without the programs' start-up); -i MS also prints the
  * bytes received in each MS interval ("tick t_ms=... bytes=..."), after
  * "start realtime=SECONDS", the wall-clock time of tick 0.  -g MS (receiver)
  * also prints every delivery gap of at least MS, "gap at_ms=T ms=G" (T: the
@@ -70,6 +72,24 @@ static void print_tick_start(void)
 }
 
 /*
+ * The machine's busy CPU time so far, in USER_HZ ticks, as the bench's
+ * cpu_busy() counts it (user, nice, system, irq, softirq); -1 unreadable.
+ */
+static long long busy_ticks(void)
+{
+	unsigned long long user, nice, sys, idle, iowait, irq, softirq;
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle,
+		   &iowait, &irq, &softirq);
+	fclose(f);
+	return n == 7 ? (long long)(user + nice + sys + irq + softirq) : -1;
+}
+
+/*
  * Receives until EOF, checking the pattern; prints the summary line.
  * Returns 0 when everything received was intact, *got holds the count.
  */
@@ -78,6 +98,7 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 	static unsigned char buf[1 << 16];
 	unsigned long long got = 0, bad = 0, tick_bytes = 0;
 	double start = 0, last = 0, max_gap = 0, next_tick = 0, t;
+	long long busy0 = -1, busy1;
 
 	*gotp = 0;
 	for (;;) {
@@ -85,6 +106,7 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 
 		t = mrc_now_s();
 		if (!start) {
+			busy0 = busy_ticks();
 			start = last = t;
 			next_tick = t + tick_ms / 1000.0;
 			if (tick_ms)
@@ -112,9 +134,11 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 			next_tick += tick_ms / 1000.0;
 		}
 	}
+	busy1 = busy_ticks();
 	t = last > start ? last - start : 1e-9;
-	printf("bytes=%llu ok=%d secs=%.3f mbps=%.2f max_gap_ms=%.1f\n", got, !bad, t,
-	       got * 8 / t / 1e6, max_gap * 1000);
+	printf("bytes=%llu ok=%d secs=%.3f mbps=%.2f max_gap_ms=%.1f busy_ticks=%lld\n", got,
+	       !bad, t, got * 8 / t / 1e6, max_gap * 1000,
+	       busy0 < 0 || busy1 < 0 ? -1 : busy1 - busy0);
 	fflush(stdout);
 	*gotp = got;
 	return bad ? 1 : 0;

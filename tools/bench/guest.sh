@@ -175,15 +175,17 @@ fi
 
 # ---- 4a. four unshaped spines: one connection each, goodput and CPU -------
 # xfer_cost FILE PROTO REP BYTES: one transfer, its goodput and the guest's
-# busy jiffies, a TSV line in FILE
+# busy jiffies (USER_HZ) over the whole run and over the data phase alone
+# (the receiver's busy_ticks: no program start-up, no connection set-up),
+# a TSV line in FILE
 xfer_cost() {
 	local r=$TMPD/${1%.tsv}_${2}_$3.rx c0 c1 t0 t1
 	c0=$(cpu_busy); t0=$(now_ms)
 	xfer "$2" "$4" "$r"
 	c1=$(cpu_busy); t1=$(now_ms)
 	cp "$r" "$r.tx" "$OUT/"
-	printf '%s\t%d\t%s\t%s\t%s\t%d\t%d\n' "$2" "$3" "$(kv "$r" bytes)" "$(kv "$r" secs)" \
-		"$(kv "$r" mbps)" $((c1 - c0)) $((t1 - t0)) >> "$OUT/$1"
+	printf '%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\n' "$2" "$3" "$(kv "$r" bytes)" "$(kv "$r" secs)" \
+		"$(kv "$r" mbps)" $((c1 - c0)) $((t1 - t0)) "$(kv "$r" busy_ticks)" >> "$OUT/$1"
 	log "  $2 rep $3: $(tail -n 1 "$r") busy $((c1 - c0)) jiffies in $((t1 - t0)) ms"
 }
 if [[ " $ONLY " == *" cost4 "* ]]; then

@@ -192,20 +192,28 @@ if rr:
 
 # ---- cost: four unshaped spines (4a), one unconstrained path (4)
 def cost_section(name, title, protos):
+    """Goodput and guest CPU per GB: over the whole run (the programs'
+    start-up and the connection's set-up included: a fixed cost that weighs
+    twice on MRC's half-size transfer), and over the data phase alone (the
+    receiver's busy_ticks, first data to end of stream)."""
     cost = {}
-    for p, rep, nbytes, secs, mbps, busy, wall in rows(name + ".tsv"):
-        d = cost.setdefault(p, {"mbps": [], "cpu_s_per_gb": []})
+    for p, rep, nbytes, secs, mbps, busy, wall, *data in rows(name + ".tsv"):
+        d = cost.setdefault(p, {"mbps": [], "cpu_s_per_gb": [], "data_cpu_s_per_gb": []})
         d["mbps"].append(float(mbps))
         d["cpu_s_per_gb"].append(int(busy) / 100.0 / (int(nbytes) / 1e9))
+        if data and data[0] not in ("", "-1"):
+            d["data_cpu_s_per_gb"].append(int(data[0]) / 100.0 / (int(nbytes) / 1e9))
     if not cost:
         return cost
-    res[name] = {p: {"goodput_mbit": spread(d["mbps"]), "cpu_s_per_gb": spread(d["cpu_s_per_gb"])}
+    res[name] = {p: {"goodput_mbit": spread(d["mbps"]), "cpu_s_per_gb": spread(d["cpu_s_per_gb"]),
+                     "data_cpu_s_per_gb": spread(d["data_cpu_s_per_gb"])}
                  for p, d in cost.items()}
     table.append(f"{title}; mean [min..max] of {reps} runs")
-    table.append(f"   {'':6} {'goodput Mbit/s':>26} {'guest CPU s per GB':>26}")
+    table.append(f"   {'':6} {'goodput Mbit/s':>26} {'guest CPU s per GB':>26} {'same, data phase':>26}")
     for p in protos:
         if p in cost:
-            table.append(f"   {p:6} {fmt(res[name][p]['goodput_mbit']):>26} {fmt(res[name][p]['cpu_s_per_gb']):>26}")
+            table.append(f"   {p:6} {fmt(res[name][p]['goodput_mbit']):>26} {fmt(res[name][p]['cpu_s_per_gb']):>26}"
+                         f" {fmt(res[name][p]['data_cpu_s_per_gb']):>26}")
     r = {}
     for o in protos[1:]:
         if "mrc" in cost and o in cost:
@@ -213,6 +221,10 @@ def cost_section(name, title, protos):
                                           statistics.mean(cost[o]["mbps"]))
             r[f"mrc/{o} cpu per GB"] = ratio(statistics.mean(cost["mrc"]["cpu_s_per_gb"]),
                                              statistics.mean(cost[o]["cpu_s_per_gb"]))
+            if cost["mrc"]["data_cpu_s_per_gb"] and cost[o]["data_cpu_s_per_gb"]:
+                r[f"mrc/{o} data-phase cpu per GB"] = ratio(
+                    statistics.mean(cost["mrc"]["data_cpu_s_per_gb"]),
+                    statistics.mean(cost[o]["data_cpu_s_per_gb"]))
     if r:
         res[name + "_ratios"] = r
         table.append("   ratios: " + ", ".join(f"{k} = {v:.2f}x" for k, v in r.items() if v))
