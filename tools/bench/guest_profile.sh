@@ -5,7 +5,7 @@
 # and one TCP transfer run; the report keeps the top symbols, and the
 # counters give packets and ACKs per data packet.  Sourced by guest.sh after
 # the two-host fabric is up and pinned to spine 1.
-PROF_BYTES=${MRC_BENCH_PROF_BYTES:-$((16 << 20))}
+PROF_BYTES=${MRC_BENCH_PROF_BYTES:-$((64 << 20))}
 log "profile: one path, perf record -a -g, $((PROF_BYTES >> 20)) MiB each"
 if ! command -v perf > /dev/null; then
 	log "  no perf (Debian linux-perf): section skipped"
