@@ -67,8 +67,6 @@ void mrc_cc_rtt_sample(struct mrc_cc *cc, u32 rtt_us)
 	if (cc->round_min_rtt_us >= cc->last_round_min_rtt_us + thresh) {
 		cc->css_baseline_us = cc->round_min_rtt_us;
 		cc->css_rounds = 0;
-		/* avoidance's leftovers (an undone RTO) are no quarter-growth credit */
-		cc->cwnd_cnt = 0;
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_cc_rtt_sample);
@@ -169,12 +167,7 @@ void mrc_cc_on_rto(struct mrc_cc *cc)
 	cc->cwnd = cc->ssthresh;
 	cc->cwnd_cnt = 0;
 	cc->in_recovery = false;
-	/*
-	 * Conservative slow start stays as it was: the window is now at the
-	 * threshold, so it grows by avoidance, and a spurious RTO's undo
-	 * (mrc_cc_rto_verdict()) must not bring back full slow start into
-	 * the queue that began it.
-	 */
+	mrc_cc_css_end(cc);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_cc_on_rto);
 
@@ -197,8 +190,6 @@ void mrc_cc_rto_verdict(struct mrc_cc *cc, bool spurious)
 	if (spurious && cc->undo_cwnd) {
 		cc->cwnd = max(cc->cwnd, cc->undo_cwnd);
 		cc->ssthresh = max(cc->ssthresh, cc->undo_ssthresh);
-	} else if (!spurious) {
-		mrc_cc_css_end(cc);
 	}
 	cc->undo_cwnd = 0;
 }

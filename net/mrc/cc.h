@@ -10,8 +10,8 @@
 
 /* HyStart++ (RFC 9406): leaving slow start on a rising RTT, its constants */
 #define MRC_HYSTART_MIN_SAMPLES		8	/* RTT samples a round before it judges */
-#define MRC_HYSTART_MIN_THRESH_US	4000U
-#define MRC_HYSTART_MAX_THRESH_US	16000U
+#define MRC_HYSTART_MIN_THRESH_US	4000
+#define MRC_HYSTART_MAX_THRESH_US	16000
 #define MRC_HYSTART_CSS_DIVISOR		4	/* growth in conservative slow start */
 #define MRC_HYSTART_CSS_ROUNDS		5	/* its length before congestion avoidance */
 
