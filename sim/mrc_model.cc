@@ -410,7 +410,6 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		mrc_rtt_sample(&rtt, rttUs);
 		if (i >= 0)
 			mrc_ev_rtt_sample(&evs[i], rttUs, rtt.srtt_us);
-		mrc_cc_rtt_sample(&cc, rttUs);
 	}
 	if (delivered) {
 		backoff = 0;

@@ -8,13 +8,6 @@
 #define MRC_CC_ONE		1024	/* fixed point 1.0 for alpha */
 #define MRC_CC_MIN_CWND		2U
 
-/* HyStart++ (RFC 9406): leaving slow start on a rising RTT, its constants */
-#define MRC_HYSTART_MIN_SAMPLES		8	/* RTT samples a round before it judges */
-#define MRC_HYSTART_MIN_THRESH_US	4000
-#define MRC_HYSTART_MAX_THRESH_US	16000
-#define MRC_HYSTART_CSS_DIVISOR		4	/* growth in conservative slow start */
-#define MRC_HYSTART_CSS_ROUNDS		5	/* its length before congestion avoidance */
-
 /**
  * struct mrc_cc - congestion state of one connection
  * @cwnd: window, packets
@@ -27,12 +20,6 @@
  * @undo_cwnd: window before the first RTO of an episode, to restore if the
  *	RTO proves spurious; 0: nothing to restore
  * @undo_ssthresh: slow start threshold before that RTO
- * @round_min_rtt_us: HyStart++: smallest RTT sampled in this round (0: none)
- * @last_round_min_rtt_us: the same of the round before (0: none)
- * @round_rtt_samples: RTT samples in this round
- * @css_baseline_us: in conservative slow start, the round's smallest RTT
- *	when it began; 0: not in it
- * @css_rounds: rounds in conservative slow start so far
  */
 struct mrc_cc {
 	u32	cwnd;
@@ -44,11 +31,6 @@ struct mrc_cc {
 	bool	in_recovery;
 	u32	undo_cwnd;
 	u32	undo_ssthresh;
-	u32	round_min_rtt_us;
-	u32	last_round_min_rtt_us;
-	u32	round_rtt_samples;
-	u32	css_baseline_us;
-	u32	css_rounds;
 };
 
 /**
@@ -65,7 +47,6 @@ struct mrc_cc_params {
 
 void mrc_cc_on_ack(struct mrc_cc *cc, const struct mrc_cc_params *p, u32 delivered, u32 ce,
 		   u32 srtt_us, u32 base_rtt_us, bool round_done);
-void mrc_cc_rtt_sample(struct mrc_cc *cc, u32 rtt_us);
 void mrc_cc_on_loss(struct mrc_cc *cc);
 void mrc_cc_on_rto(struct mrc_cc *cc);
 void mrc_cc_rto_verdict(struct mrc_cc *cc, bool spurious);

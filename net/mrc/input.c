@@ -449,7 +449,6 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 	if (delivered && !spurious && mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsecr, &rtt_us)) {
 		mrc_rtt_sample(&msk->rtt, rtt_us);
 		mrc_ev_rtt_rcv(msk, ntohs(h->ack_ev), rtt_us);
-		mrc_cc_rtt_sample(&msk->cc, rtt_us);
 	}
 	if (delivered) {
 		/* any delivery, sacked too, shows the path works: no backoff */

@@ -1037,86 +1037,6 @@ static void mrc_cc_rto_undo_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mrc_ts_before(5, 5));
 }
 
-/* No delay target: HyStart++ alone */
-static const struct mrc_cc_params cc_nodelay = { .dctcp_shift = 4, .max_cwnd = 1000 };
-
-/* One round of @n RTT samples of @rtt_us, each delivering one packet. */
-static void mrc_cc_round(struct mrc_cc *cc, u32 n, u32 rtt_us)
-{
-	u32 i;
-
-	for (i = 0; i < n; i++) {
-		mrc_cc_rtt_sample(cc, rtt_us);
-		mrc_cc_on_ack(cc, &cc_nodelay, 1, 0, rtt_us, 10000, false);
-	}
-	mrc_cc_on_ack(cc, &cc_nodelay, 1, 0, rtt_us, 10000, true);
-}
-
-/*
- * HyStart++ (RFC 9406): slow start slows to a quarter when a round's
- * smallest RTT rose by max(4 ms, an eighth), and ends five rounds later;
- * an RTT that falls back resumes it; a loss ends it as always.
- */
-static void mrc_cc_hystart_test(struct kunit *test)
-{
-	struct mrc_cc cc = { .cwnd = 10, .ssthresh = U32_MAX };
-	u32 w, i;
-
-	/* steady RTT: plain slow start, one more per delivery */
-	mrc_cc_round(&cc, 8, 10000);
-	mrc_cc_round(&cc, 8, 10000);
-	KUNIT_EXPECT_EQ(test, cc.cwnd, 26u);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 0u);
-	/* 3.9 ms more: under the 4 ms floor, nothing */
-	mrc_cc_round(&cc, 8, 13900);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 0u);
-	/* 4 ms over the last round's smallest, from the eighth sample on */
-	for (i = 0; i < 7; i++)
-		mrc_cc_rtt_sample(&cc, 17900);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 0u);
-	mrc_cc_rtt_sample(&cc, 17900);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 17900u);
-	/* conservative: 8 deliveries grow it by 2 */
-	w = cc.cwnd;
-	for (i = 0; i < 8; i++)
-		mrc_cc_on_ack(&cc, &cc_nodelay, 1, 0, 17900, 10000, false);
-	KUNIT_EXPECT_EQ(test, cc.cwnd, w + 2);
-	mrc_cc_on_ack(&cc, &cc_nodelay, 1, 0, 17900, 10000, true);
-	/* the RTT falls back under the baseline: a false alarm, slow start again */
-	for (i = 0; i < 8; i++)
-		mrc_cc_rtt_sample(&cc, 15000);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 0u);
-	w = cc.cwnd;
-	mrc_cc_on_ack(&cc, &cc_nodelay, 4, 0, 15000, 10000, false);
-	KUNIT_EXPECT_EQ(test, cc.cwnd, w + 4);
-	mrc_cc_on_ack(&cc, &cc_nodelay, 1, 0, 15000, 10000, true);
-	/* up again, and it stays up for five rounds: avoidance */
-	for (i = 0; i < 8; i++)
-		mrc_cc_rtt_sample(&cc, 25000);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 25000u);
-	for (i = 0; i < MRC_HYSTART_CSS_ROUNDS; i++) {
-		KUNIT_EXPECT_EQ(test, cc.ssthresh, U32_MAX);
-		mrc_cc_round(&cc, 8, 25000);
-	}
-	KUNIT_EXPECT_EQ(test, cc.ssthresh, cc.cwnd);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 0u);
-	/* a loss in conservative slow start ends it too */
-	cc = (struct mrc_cc){ .cwnd = 100, .ssthresh = U32_MAX, .last_round_min_rtt_us = 10000 };
-	for (i = 0; i < 8; i++)
-		mrc_cc_rtt_sample(&cc, 20000);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 20000u);
-	mrc_cc_on_loss(&cc);
-	KUNIT_EXPECT_EQ(test, cc.css_baseline_us, 0u);
-	KUNIT_EXPECT_EQ(test, cc.cwnd, 50u);
-	/* no samples in recovery or avoidance */
-	w = cc.round_rtt_samples;
-	mrc_cc_rtt_sample(&cc, 20000);
-	KUNIT_EXPECT_EQ(test, cc.round_rtt_samples, w);
-	cc.in_recovery = false;
-	mrc_cc_rtt_sample(&cc, 20000);
-	KUNIT_EXPECT_EQ(test, cc.round_rtt_samples, w);
-}
-
 /* The receive buffer follows the reader's rate per RTT, within its limit. */
 static void mrc_autotune_rcvbuf_test(struct kunit *test)
 {
@@ -1158,7 +1078,6 @@ static struct kunit_case mrc_cc_cases[] = {
 	KUNIT_CASE(mrc_cc_ecn_test),
 	KUNIT_CASE(mrc_cc_delay_and_loss_test),
 	KUNIT_CASE(mrc_cc_rto_undo_test),
-	KUNIT_CASE(mrc_cc_hystart_test),
 	{}
 };
 
