@@ -70,9 +70,17 @@ tick_best() {
 # before the transfer, and the spine's and re-admissions' just before the
 # heal, after the during window's end (td): the blackholed spine forwards
 # nothing and no EV of it answers a probe until then.
+# The spines are shaped (MP_FO_RATE each, 60 Mbit/s).  Unshaped, the
+# transfer ran as fast as the emulated CPUs, whose speed moved by up to 2x
+# inside one run (4032 to 9792 KiB per 100 ms across runs): two runs of six
+# whose window before the failure was a fast spell read 56-59 % during it,
+# and a fresh-clone CI failed on one.  Shaped, the transfer moves about
+# 100 Mbit/s (what the window and loss recovery give over four 50 ms
+# queues, well under the CPUs' speed) and 12 runs read 82-111 % during it.
 failover_run() {
-	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx w
+	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx w i
 	local l0 l1
+	for i in $(seq 1 $SPINES); do fabric_shape "$i" "${MP_FO_RATE:-60mbit}" -; done
 	r0=$(mrc_stat $NS_A EvRetired)
 	l0=$(loss_stats $NS_A)
 	# -g: where the stalls were (a run in three has one of 150-240 ms, when
@@ -95,6 +103,7 @@ failover_run() {
 	r1=$(mrc_stat $NS_A EvRetired); a1=$(mrc_stat $NS_A EvReadmitted)
 	f1=$(fabric_spine_forwarded 2 ab)
 	l1=$(loss_stats $NS_A)
+	for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
 	t0=$(kv "$out/rx" realtime)
 	read -r tb0 tb1 td th0 th1 <<< "$(awk -v z="$t0" -v a="$tb0" -v b="$tb1" -v c="$td" -v d="$th0" -v e="$th1" \
 		'BEGIN { printf "%.2f %.2f %.2f %.2f %.2f\n", a - z, b - z, c - z, d - z, e - z }')"
