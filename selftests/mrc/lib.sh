@@ -234,6 +234,9 @@ fabric_shape() {
 	done
 }
 
+# fabric_shape_all RATE DELAY: fabric_shape on every spine.
+fabric_shape_all() { local i; for ((i = 1; i <= SPINES; i++)); do fabric_shape "$i" "$@"; done; }
+
 # fabric_netem I "NETEM ARGS": spine I passes every packet, both directions,
 # through netem with these arguments (e.g. "loss 1%", "delay 5ms 3ms",
 # "delay 5ms reorder 25% 50%"); fabric_netem I "" clears it.  Replaces

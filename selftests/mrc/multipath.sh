@@ -78,9 +78,9 @@ tick_best() {
 # 100 Mbit/s (what the window and loss recovery give over four 50 ms
 # queues, well under the CPUs' speed) and 12 runs read 82-111 % during it.
 failover_run() {
-	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx w i
+	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx w
 	local l0 l1
-	for i in $(seq 1 $SPINES); do fabric_shape "$i" "${MP_FO_RATE:-60mbit}" -; done
+	fabric_shape_all "${MP_FO_RATE:-60mbit}" -
 	r0=$(mrc_stat $NS_A EvRetired)
 	l0=$(loss_stats $NS_A)
 	# -g: where the stalls were (a run in three has one of 150-240 ms, when
@@ -103,7 +103,7 @@ failover_run() {
 	r1=$(mrc_stat $NS_A EvRetired); a1=$(mrc_stat $NS_A EvReadmitted)
 	f1=$(fabric_spine_forwarded 2 ab)
 	l1=$(loss_stats $NS_A)
-	for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
+	fabric_shape_all - -
 	t0=$(kv "$out/rx" realtime)
 	read -r tb0 tb1 td th0 th1 <<< "$(awk -v z="$t0" -v a="$tb0" -v b="$tb1" -v c="$td" -v d="$th0" -v e="$th1" \
 		'BEGIN { printf "%.2f %.2f %.2f %.2f %.2f\n", a - z, b - z, c - z, d - z, e - z }')"
@@ -194,7 +194,7 @@ else
 fi
 
 # Aggregation: 4 spines at 8 Mbit/s each; one connection must beat one spine.
-for i in $(seq 1 $SPINES); do fabric_shape "$i" 8mbit -; done
+fabric_shape_all 8mbit -
 xfer_start $NS_B 7001 "$out/rx"
 ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7001 -n $((6 << 20)) > "$out/tx"
 wait $XFER_PID
@@ -202,7 +202,7 @@ mbps=$(kv "$out/rx" mbps)
 echo "# 4 x 8 Mbit/s spines: one MRC connection at $mbps Mbit/s"
 tap_result "$(awk -v m="$mbps" 'BEGIN { print (m > 12) ? 1 : 0 }')" \
 	"one connection over 4 rate-limited spines exceeds 1.5 spines' rate ($mbps Mbit/s > 12)"
-for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
+fabric_shape_all - -
 
 # Congestion: spine 1 at a tenth of the others' rate behind an ECN-marking
 # queue; CE marks and its queueing delay steer EVs away from it.
@@ -228,7 +228,7 @@ echo "# ECN spine at 4 Mbit/s: $(tail -n 1 "$out/rx"); its packets $s1 vs $other
 # one run, 15 % of the packets were 7.8 % of the bytes.
 tap_result $(( ce1 > ce0 && b1 * 100 < (b1 + 3 * bothers) * 23 )) \
 	"a slow ECN-marking spine gets less than an equal share (< 23% of the bytes)"
-for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
+fabric_shape_all - -
 
 # Failover and heal (failover_run above).
 failover_run 7002

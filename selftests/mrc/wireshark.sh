@@ -68,7 +68,7 @@ ip netns exec $NS_A ./udp_spray $B4 4797 40000 1 1
 # (retransmitted, SACKed around), are retired and probed.  Every packet on
 # its own (burst-max 1), so that each frame is one packet; bursts below.
 "$MRCCTL" -n $NS_A config set burst-max 1 || echo "# cannot set burst-max"
-for i in $(seq 1 $SPINES); do fabric_shape "$i" 1mbit -; done
+fabric_shape_all 1mbit -
 ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7001 -n $((1 << 30)) -d 1.2 -e 16 > "$out/tx" &
 tx=$!
 sleep 0.3
@@ -78,7 +78,7 @@ fabric_heal 2
 wait $tx
 wait_for $XFER_PID 10
 echo "# transfer: $(tail -n 1 "$out/rx"); sender: $(cat "$out/tx")"
-for i in $(seq 1 $SPINES); do fabric_shape "$i" - -; done
+fabric_shape_all - -
 
 # Bursts: 8 MiB unshaped with the default burst-max; captured on a's link,
 # before any device cut them, a burst is one frame of several DATA packets.

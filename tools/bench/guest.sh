@@ -56,8 +56,6 @@ fi
 		sed 's/^/mrc_config /'
 } > "$OUT/meta.txt"
 
-shape_all() { local i; for ((i = 1; i <= SPINES; i++)); do fabric_shape $i "$@"; done; }
-
 # xfer PROTO BYTES RX [receiver opts]: one transfer, waits for it
 xfer() {
 	local k
@@ -70,7 +68,7 @@ xfer() {
 # ---- 1. aggregation: 4 spines of RATE Mbit/s; one connection each -------
 if [[ " $ONLY " == *" agg "* ]]; then
 	log "aggregation: $SPINES x $RATE Mbit/s"
-	shape_all "${RATE}mbit" -
+	fabric_shape_all "${RATE}mbit" -
 	: > "$OUT/agg.tsv"
 	for rep in $(seq 1 "$REPS"); do
 		for p in mrc tcp mptcp; do
@@ -91,13 +89,13 @@ if [[ " $ONLY " == *" agg "* ]]; then
 			log "  $p rep $rep: $(tail -n 1 "$r") spine bytes: $used"
 		done
 	done
-	shape_all - -
+	fabric_shape_all - -
 fi
 
 # ---- 2. failover: blackhole the busiest spine, heal it; 10 ms ticks -------
 if [[ " $ONLY " == *" fo "* ]]; then
 	log "failover: $SPINES x $RATE Mbit/s, busiest spine blackholed at ${FO_FAIL}s, healed at ${FO_HEAL}s"
-	shape_all "${RATE}mbit" -
+	fabric_shape_all "${RATE}mbit" -
 	: > "$OUT/fo.tsv"
 	for rep in $(seq 1 "$REPS"); do
 		for p in mrc tcp mptcp; do
@@ -127,7 +125,7 @@ if [[ " $ONLY " == *" fo "* ]]; then
 			log "  $p rep $rep: spine $dead dead ${tf0}..${th} ms: $(tail -n 1 "$r")"
 		done
 	done
-	shape_all - -
+	fabric_shape_all - -
 fi
 
 # ---- 3. tail latency: spine 1 at 1% loss (both directions) ---------------
@@ -190,7 +188,7 @@ xfer_cost() {
 }
 if [[ " $ONLY " == *" cost4 "* ]]; then
 	log "cost4: $SPINES unshaped spines, one connection each"
-	shape_all - -
+	fabric_shape_all - -
 	: > "$OUT/cost4.tsv"
 	for rep in $(seq 1 "$REPS"); do
 		for p in mrc tcp mptcp; do
