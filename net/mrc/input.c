@@ -87,12 +87,21 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 
 	if (ev && ev->in_flight && !cb->lost)
 		ev->in_flight--;
+	/* the probe's own echo: the original had not arrived (mrc_send_loss_probe()) */
+	if (cb->probed && tsecr && !mrc_ts_before(tsecr, cb->probe_echo)) {
+		msk->stats.packets_lost++;
+		mrc_count(msk->mn, MRC_C_LOSS_PROBE_RECOVERED);
+	}
 	if (cb->tx_count > 1 &&
 	    !mrc_ev_delivery_known(cb->tx_count, cb->sent_us, now_us, msk->rtt.min_rtt_us,
 				   tsecr && mrc_ts_before(tsecr, mrc_tsval(msk, cb->sent_us -
 								       MRC_EIFEL_SLACK_US)))) {
-		/* the resend was spurious: RACK's window was too short */
-		msk->reo_spurious = true;
+		/*
+		 * The resend was spurious: RACK's window was too short.  Not so
+		 * a probe's, sent on a timer and not on a loss verdict.
+		 */
+		if (!cb->probed)
+			msk->reo_spurious = true;
 		return ce;
 	}
 	rtt_us = min_t(u64, now_us - cb->sent_us, U32_MAX);
@@ -423,6 +432,9 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 	if (acked) {
 		msk->snd_una = ack;
 		msk->backoff = 0;
+		/* the probe's episode ends when what it probed is acknowledged */
+		if (msk->probe_out && !mrc_psn_before(ack, msk->probe_high))
+			msk->probe_out = 0;
 		msk->progress_stamp = jiffies;
 		if (msk->cc.in_recovery && !mrc_psn_before(ack, msk->recover))
 			msk->cc.in_recovery = false;

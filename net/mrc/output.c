@@ -352,6 +352,7 @@ static void mrc_mark_sent(struct mrc_sock *msk, struct mrc_skb_cb *cb, int ev_id
 	struct mrc_ev *ev = &msk->evs[ev_idx];
 
 	cb->sent = 1;
+	cb->probed = 0;
 	cb->sent_us = now_us;
 	cb->ev_idx = ev_idx;
 	cb->ev_port = ev->port;
@@ -798,7 +799,7 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 	}
 }
 
-static bool mrc_sending_state(struct mrc_sock *msk)
+static bool mrc_sending_state(const struct mrc_sock *msk)
 {
 	switch (msk->state) {
 	case MRC_STATE_ESTABLISHED:
@@ -874,6 +875,72 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 	if (!skb_queue_empty(&msk->sk.sk_write_queue) &&
 	    (!timer_pending(&msk->rto_timer) || (idle && msk->snd_una != msk->snd_nxt)))
 		mrc_arm_rto(msk);
+}
+
+/**
+ * mrc_loss_probe_wanted() - may the flight's tail be probed (RFC 8985 7)?
+ * @msk: connection (socket lock held)
+ *
+ * When a flight's last packets are lost, nothing sent after them can show
+ * it, and only the RTO would (at least 10 ms beyond twice the slowest
+ * path's RTT); a request or an answer of one packet is always such a tail.
+ * So with everything queued sent and in flight, no RTO, no RACK deadline
+ * and no probe yet, the probe timeout (mrc_pto_us()) resends the newest
+ * segment.  Never while the window holds data back: then later packets
+ * follow and the loss rules see the holes.
+ *
+ * Return: true when a probe may be armed or sent now.
+ */
+bool mrc_loss_probe_wanted(const struct mrc_sock *msk)
+{
+	return mrc_sending_state(msk) && msk->snd_una != msk->snd_nxt && !msk->send_head &&
+	       msk->in_flight && !msk->backoff && !msk->probe_out && !msk->rack_armed &&
+	       !msk->rto_verdict_due && msk->rtt.srtt_us;
+}
+
+/**
+ * mrc_send_loss_probe() - the probe timeout expired: resend the newest segment
+ * @msk: connection (socket lock held, not owned by the user)
+ *
+ * On another EV than its last, so that the probe does not follow a lost
+ * packet onto a lossy or dead path.  Nothing is marked lost and the window
+ * stays: if the original arrived, the probe is a duplicate the peer drops;
+ * if it did not, the probe's ACK repairs the loss and mrc_seg_delivered()
+ * counts it (LossProbeRecovered) without a window cut, as a RACK loss with
+ * no later delivery on its EV is none (mrc_ev_loss_is_congestion()).
+ */
+void mrc_send_loss_probe(struct mrc_sock *msk)
+{
+	struct sk_buff *skb = skb_peek_tail(&msk->sk.sk_write_queue);
+	struct mrc_skb_cb *cb;
+	struct mrc_ev *old;
+	u64 orig_us;
+	u16 old_port;
+
+	sock_owned_by_me(&msk->sk);
+	if (!skb || !mrc_loss_probe_wanted(msk))
+		return;
+	cb = MRC_SKB_CB(skb);
+	if (!cb->sent || cb->sacked || cb->lost)
+		return;
+	old = mrc_ev_of(msk, cb);
+	old_port = cb->ev_port;
+	orig_us = cb->sent_us;
+	if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb)))
+		return;
+	/* the segment is in flight once, now on the probe's EV */
+	if (old && old->in_flight)
+		old->in_flight--;
+	cb->probed = 1;
+	/* an echo from past the midpoint of the two sends is the probe's */
+	cb->probe_echo = mrc_tsval(msk, orig_us + (cb->sent_us - orig_us) / 2);
+	msk->probe_out = 1;
+	msk->probe_high = msk->snd_nxt;
+	trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
+	msk->stats.retransmits++;
+	mrc_count(msk->mn, MRC_C_RETRANSMITS);
+	mrc_count(msk->mn, MRC_C_LOSS_PROBES);
+	mrc_arm_rto(msk);
 }
 
 /* Control packet of this connection: SYN, HSACK, ACK, RST. */

@@ -68,6 +68,8 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_LOSS_PATH_SILENT]	= "LossPathSilent",
 	[MRC_C_SYN_ID_TAKEN]		= "SynIdTaken",
 	[MRC_C_RX_TRAINS]		= "RxTrains",
+	[MRC_C_LOSS_PROBES]		= "LossProbes",
+	[MRC_C_LOSS_PROBE_RECOVERED]	= "LossProbeRecovered",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -83,6 +83,8 @@ enum mrc_counter {
 	MRC_C_LOSS_PATH_SILENT,		/* losses inferred: out on a path gone silent */
 	MRC_C_SYN_ID_TAKEN,		/* SYNs whose first cookie ID was another's */
 	MRC_C_RX_TRAINS,		/* aggregates queued whole: in order, not cut */
+	MRC_C_LOSS_PROBES,		/* tail loss probes sent (mrc_send_loss_probe()) */
+	MRC_C_LOSS_PROBE_RECOVERED,	/* ... that repaired a loss: the probe arrived first */
 	__MRC_C_MAX,
 };
 
@@ -213,9 +215,11 @@ struct mrc_skb_cb {
 	u8	sacked:1,	/* transmit: peer has it out of order */
 		lost:1,		/* transmit: marked for retransmission */
 		sent:1,		/* transmit: sent at least once */
-		hdr_room:1;	/* transmit: one page frag, unsent, MRC header's room before it */
+		hdr_room:1,	/* transmit: one page frag, unsent, MRC header's room before it */
+		probed:1;	/* transmit: last sent by a tail loss probe, not lost */
 	u8	tx_count;	/* transmissions so far */
 	u8	prio;		/* transmit: 0 (bulk) .. 7 */
+	u32	probe_echo;	/* transmit: an echo from then on is the probe's (probed) */
 };
 
 #define MRC_SKB_CB(skb) ((struct mrc_skb_cb *)&((skb)->cb[0]))
@@ -232,6 +236,7 @@ enum {
 	MRC_DEFER_KEEPALIVE,
 	MRC_DEFER_ICMP,
 	MRC_DEFER_PATHS,
+	MRC_DEFER_LOSS_PROBE,
 };
 
 #define MRC_MAX_EVS	256
@@ -381,7 +386,8 @@ struct mrc_sock {
 				rack_armed:1,	/* rack_expires is set */
 				rto_deferred:1,	/* timer runs for RACK, RTO at rto_expires */
 				cork:1,		/* TCP_CORK: hold a partial last segment */
-				more:1;		/* the last send said MSG_MORE: the same */
+				more:1,		/* the last send said MSG_MORE: the same */
+				probe_out:1;	/* a tail loss probe not acknowledged yet */
 	bool			v6only;		/* IPV6_V6ONLY: fixed once bound */
 	bool			v4mapped;	/* IPv4 connection of an IPv6 socket:
 						 * its addresses read v4-mapped
@@ -441,6 +447,7 @@ struct mrc_sock {
 	u32			rto_tsval;	/* our tsval when the last RTO resent */
 	unsigned long		rack_expires;	/* jiffies: RACK's reordering timer */
 	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */
+	u32			probe_high;	/* snd_nxt when the loss probe went out */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
 	unsigned long		xmit_stamp;	/* jiffies: data went out after idle */
@@ -500,6 +507,7 @@ struct mrc_sock {
 
 	struct timer_list	rto_timer;
 	struct hrtimer		delack_timer;	/* soft: runs in softirq */
+	struct hrtimer		probe_timer;	/* tail loss probe (PTO); soft */
 	struct timer_list	keepalive_timer;
 	struct timer_list	path_timer;	/* a plane changed: mrc_paths_check() */
 	unsigned long		deferred;	/* MRC_DEFER_* (atomic bitops) */
@@ -631,6 +639,8 @@ void mrc_send_hsack(struct mrc_sock *msk);
 int mrc_queue_fin(struct mrc_sock *msk);
 void mrc_routes_release(struct mrc_route *routes, u16 n);
 void mrc_retransmit_lost(struct mrc_sock *msk);
+bool mrc_loss_probe_wanted(const struct mrc_sock *msk);
+void mrc_send_loss_probe(struct mrc_sock *msk);
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
 void mrc_probe_retired(struct mrc_sock *msk);
 void mrc_window_update(struct mrc_sock *msk);

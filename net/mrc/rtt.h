@@ -107,6 +107,31 @@ static inline u32 mrc_ooo_ack_delay_us(u32 rtt_us)
 	       d > MRC_OOO_ACK_MAX_US ? MRC_OOO_ACK_MAX_US : d;
 }
 
+/* A tail loss probe waits at least this long: a shorter wait fires on jitter */
+#define MRC_PTO_MIN_US	200
+
+/**
+ * mrc_pto_us() - how long a flight's tail may go unacknowledged (RFC 8985 7.2)
+ * @srtt_us: smoothed RTT of the tail's path (0: no sample yet)
+ * @in_flight: packets in flight
+ * @delack_us: how long the peer may delay its ACK of a lone packet
+ *
+ * Two RTTs, as TCP's probe timeout; a flight of one packet also waits for
+ * the peer's delayed ACK (a request's answer carries the ACK sooner).
+ * Return: microseconds, or 0 when there is no RTT to go by.
+ */
+static inline u32 mrc_pto_us(u32 srtt_us, u32 in_flight, u32 delack_us)
+{
+	u32 pto;
+
+	if (!srtt_us)
+		return 0;
+	pto = srtt_us < (1U << 29) ? 2 * srtt_us : 1U << 30;
+	if (in_flight <= 1)
+		pto += delack_us;
+	return pto > MRC_PTO_MIN_US ? pto : MRC_PTO_MIN_US;
+}
+
 /**
  * struct mrc_rtt_hi - the largest RTT delivered with lately, over any EV
  * @cur: largest sample of the window that began at @start_us

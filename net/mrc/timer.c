@@ -49,6 +49,36 @@ static unsigned long mrc_clamp_to_user_timeout(const struct mrc_sock *msk,
 }
 
 /*
+ * The tail loss probe's timer (mrc_loss_probe_wanted()), armed and moved
+ * with the RTO's: from the last send or delivery, unless the RTO (jiffies
+ * @rto_expires; 0: none) would come first.  An hrtimer: a probe is due
+ * within a few RTTs, far below a jiffy of HZ=250.  It holds a socket
+ * reference while queued, as the delayed ACK's does.
+ */
+static void mrc_arm_loss_probe(struct mrc_sock *msk, unsigned long rto_expires)
+{
+	struct hrtimer *t = &msk->probe_timer;
+	const struct mrc_ev *ev;
+	u32 us = 0;
+
+	if (rto_expires && mrc_loss_probe_wanted(msk)) {
+		ev = mrc_ev_of(msk, MRC_SKB_CB(skb_peek_tail(&msk->sk.sk_write_queue)));
+		us = mrc_pto_us(max(msk->rtt.srtt_us, ev ? ev->srtt_us : 0), msk->in_flight,
+				MRC_DELACK_US);
+		if (!time_before(jiffies + usecs_to_jiffies(us), rto_expires))
+			us = 0;
+	}
+	if (!us) {
+		if (hrtimer_is_queued(t) && hrtimer_try_to_cancel(t) == 1)
+			__sock_put(&msk->sk);
+		return;
+	}
+	if (hrtimer_try_to_cancel(t) != 1)
+		sock_hold(&msk->sk);
+	hrtimer_start(t, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+}
+
+/*
  * The RTO must outlast the slowest active path, not the blend of all paths'
  * samples: packets sprayed onto a slow path would else time out and be
  * resent while on their way.  Losses are found by the EV rules long before;
@@ -70,6 +100,7 @@ void mrc_arm_rto(struct mrc_sock *msk)
 		msk->rto_deferred = 0;
 		msk->rack_armed = 0;
 		sk_reset_timer(&msk->sk, &msk->rto_timer, jiffies + MRC_CORK_CEILING);
+		mrc_arm_loss_probe(msk, 0);
 		return;
 	}
 
@@ -78,6 +109,7 @@ void mrc_arm_rto(struct mrc_sock *msk)
 	us = clamp(slow, us, max(us, msk->rtt.max_rto_us));
 	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us));
 	expires = mrc_clamp_to_user_timeout(msk, expires);
+	mrc_arm_loss_probe(msk, expires);
 	msk->rto_deferred = msk->rack_armed && time_before(msk->rack_expires, expires);
 	if (msk->rto_deferred) {
 		msk->rto_expires = expires;
@@ -296,6 +328,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		msk->backoff++;
 	/* a full RTO: whatever RACK waited for is marked lost below */
 	msk->rack_armed = 0;
+	msk->probe_out = 0;
 	msk->rto_deferred = 0;
 	if (msk->state == MRC_STATE_SYN_SENT) {
 		if (msk->remote_id)
@@ -497,6 +530,21 @@ static enum hrtimer_restart mrc_delack_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/* Re-armed or no longer wanted since the expiry (an ACK from the backlog) */
+static void mrc_loss_probe_fire(struct mrc_sock *msk)
+{
+	if (!hrtimer_is_queued(&msk->probe_timer))
+		mrc_send_loss_probe(msk);
+}
+
+static enum hrtimer_restart mrc_probe_timer(struct hrtimer *t)
+{
+	struct mrc_sock *msk = container_of(t, struct mrc_sock, probe_timer);
+
+	mrc_timer_common(msk, MRC_DEFER_LOSS_PROBE, mrc_loss_probe_fire);
+	return HRTIMER_NORESTART;
+}
+
 static void mrc_keepalive_timer(struct timer_list *t)
 {
 	struct mrc_sock *msk = from_timer(msk, t, keepalive_timer);
@@ -527,6 +575,10 @@ void mrc_release_cb(struct sock *sk)
 		mrc_delack_fire(msk);
 		__sock_put(sk);
 	}
+	if (test_and_clear_bit(MRC_DEFER_LOSS_PROBE, &msk->deferred)) {
+		mrc_loss_probe_fire(msk);
+		__sock_put(sk);
+	}
 	if (test_and_clear_bit(MRC_DEFER_KEEPALIVE, &msk->deferred)) {
 		mrc_keepalive_fire(msk);
 		__sock_put(sk);
@@ -546,6 +598,8 @@ void mrc_timers_init(struct mrc_sock *msk)
 	timer_setup(&msk->rto_timer, mrc_rto_timer, 0);
 	hrtimer_init(&msk->delack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	msk->delack_timer.function = mrc_delack_timer;
+	hrtimer_init(&msk->probe_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	msk->probe_timer.function = mrc_probe_timer;
 	timer_setup(&msk->keepalive_timer, mrc_keepalive_timer, 0);
 	timer_setup(&msk->path_timer, mrc_path_timer, 0);
 }
@@ -558,6 +612,8 @@ void mrc_timers_stop(struct mrc_sock *msk)
 	sk_stop_timer(&msk->sk, &msk->rto_timer);
 	/* as sk_stop_timer(): a cancelled timer's reference goes with it */
 	if (hrtimer_try_to_cancel(&msk->delack_timer) == 1)
+		__sock_put(&msk->sk);
+	if (hrtimer_try_to_cancel(&msk->probe_timer) == 1)
 		__sock_put(&msk->sk);
 	sk_stop_timer(&msk->sk, &msk->keepalive_timer);
 	sk_stop_timer(&msk->sk, &msk->path_timer);

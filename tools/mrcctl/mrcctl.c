@@ -1591,6 +1591,8 @@ static const struct {
 	{ "LossPathSilent", "Losses inferred: still out on a path that went silent (resent at once)" },
 	{ "SynIdTaken", "SYNs whose first derived connection ID was another connection's (another salt was used, or none was free)" },
 	{ "RxTrains", "Aggregates that were the connection's next data, in order: queued whole, not cut into packets" },
+	{ "LossProbes", "Tail loss probes: a flight's newest packet resent on another EV after two RTTs without an ACK" },
+	{ "LossProbeRecovered", "Tail loss probes that repaired a loss (the probe arrived, not the original)" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
