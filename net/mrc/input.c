@@ -87,21 +87,27 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 
 	if (ev && ev->in_flight && !cb->lost)
 		ev->in_flight--;
-	/* the probe's own echo: the original had not arrived (mrc_send_loss_probe()) */
-	if (cb->probed && tsecr && !mrc_ts_before(tsecr, cb->probe_echo)) {
+	if (cb->probed) {
+		/*
+		 * Only the probe's own echo says which copy arrived (between
+		 * the two sends and the probe's): the probe, so the original
+		 * was lost (mrc_send_loss_probe()).  Any other echo credits
+		 * neither: a probe's wait may be shorter than the Eifel slack,
+		 * and a wrong credit to its EV would charge that EV's packets
+		 * sent before it as lost.
+		 */
+		if (!tsecr || mrc_ts_before(tsecr, cb->probe_echo) ||
+		    mrc_ts_before(mrc_tsval(msk, cb->sent_us), tsecr))
+			return ce;
 		msk->stats.packets_lost++;
 		mrc_count(msk->mn, MRC_C_LOSS_PROBE_RECOVERED);
-	}
-	if (cb->tx_count > 1 &&
-	    !mrc_ev_delivery_known(cb->tx_count, cb->sent_us, now_us, msk->rtt.min_rtt_us,
-				   tsecr && mrc_ts_before(tsecr, mrc_tsval(msk, cb->sent_us -
-								       MRC_EIFEL_SLACK_US)))) {
-		/*
-		 * The resend was spurious: RACK's window was too short.  Not so
-		 * a probe's, sent on a timer and not on a loss verdict.
-		 */
-		if (!cb->probed)
-			msk->reo_spurious = true;
+	} else if (cb->tx_count > 1 &&
+		   !mrc_ev_delivery_known(cb->tx_count, cb->sent_us, now_us, msk->rtt.min_rtt_us,
+					  tsecr && mrc_ts_before(tsecr,
+								 mrc_tsval(msk, cb->sent_us -
+									   MRC_EIFEL_SLACK_US)))) {
+		/* the resend was spurious: RACK's window was too short */
+		msk->reo_spurious = true;
 		return ce;
 	}
 	rtt_us = min_t(u64, now_us - cb->sent_us, U32_MAX);

@@ -89,17 +89,17 @@ static void mrc_rtt_backoff_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_rtt_rto(&r, 200), 80000u);
 }
 
-/* A tail is probed after two RTTs, a lone packet's after the delayed ACK too */
+/* A tail is probed after two RTTs, a lone packet's after 1.5 delayed ACKs too */
 static void mrc_pto_test(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, mrc_pto_us(0, 1, 1000), 0u);
-	KUNIT_EXPECT_EQ(test, mrc_pto_us(300, 1, 1000), 1600u);
-	KUNIT_EXPECT_EQ(test, mrc_pto_us(300, 0, 1000), 1600u);
+	KUNIT_EXPECT_EQ(test, mrc_pto_us(300, 1, 1000), 2100u);
+	KUNIT_EXPECT_EQ(test, mrc_pto_us(300, 0, 1000), 2100u);
 	KUNIT_EXPECT_EQ(test, mrc_pto_us(300, 2, 1000), 600u);
 	KUNIT_EXPECT_EQ(test, mrc_pto_us(20, 5, 1000), (u32)MRC_PTO_MIN_US);
 	/* no overflow: an absurd RTT still gives an absurd, not a tiny, wait */
 	KUNIT_EXPECT_EQ(test, mrc_pto_us(U32_MAX, 5, 1000), 1U << 30);
-	KUNIT_EXPECT_EQ(test, mrc_pto_us(U32_MAX, 1, 1000), (1U << 30) + 1000);
+	KUNIT_EXPECT_EQ(test, mrc_pto_us(U32_MAX, 1, 1000), (1U << 30) + 1500);
 }
 
 /* ACKs of out-of-order data wait a twentieth of the RTT, within bounds */

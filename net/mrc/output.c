@@ -843,6 +843,7 @@ bool mrc_tail_held(struct mrc_sock *msk, const struct sk_buff *skb)
 void __mrc_push(struct mrc_sock *msk, bool flush)
 {
 	bool idle = msk->snd_una == msk->snd_nxt;
+	u32 nxt = msk->snd_nxt;
 	struct sk_buff *skb;
 	u32 n;
 
@@ -875,6 +876,9 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 	if (!skb_queue_empty(&msk->sk.sk_write_queue) &&
 	    (!timer_pending(&msk->rto_timer) || (idle && msk->snd_una != msk->snd_nxt)))
 		mrc_arm_rto(msk);
+	else if (msk->snd_nxt != nxt)
+		/* new data restarts the probe's wait (RFC 8985 7.2) */
+		mrc_arm_loss_probe(msk);
 }
 
 /**

@@ -448,6 +448,7 @@ struct mrc_sock {
 	unsigned long		rack_expires;	/* jiffies: RACK's reordering timer */
 	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */
 	u32			probe_high;	/* snd_nxt when the loss probe went out */
+	u64			probe_at_us;	/* mrc_clock_us() the loss probe is due; 0: none */
 	u32			user_timeout_ms;
 	unsigned long		progress_stamp;	/* jiffies of the last ACK progress */
 	unsigned long		xmit_stamp;	/* jiffies: data went out after idle */
@@ -699,6 +700,7 @@ void mrc_timers_stop(struct mrc_sock *msk);
 void mrc_arm_rto(struct mrc_sock *msk);
 void mrc_arm_rack(struct mrc_sock *msk, u64 in_us);
 void mrc_arm_delack(struct mrc_sock *msk);
+void mrc_arm_loss_probe(struct mrc_sock *msk);
 void mrc_arm_ack_timer(struct mrc_sock *msk, u32 us);
 void mrc_rto_fire(struct mrc_sock *msk);
 void mrc_delack_fire(struct mrc_sock *msk);

@@ -117,7 +117,9 @@ static inline u32 mrc_ooo_ack_delay_us(u32 rtt_us)
  * @delack_us: how long the peer may delay its ACK of a lone packet
  *
  * Two RTTs, as TCP's probe timeout; a flight of one packet also waits for
- * the peer's delayed ACK (a request's answer carries the ACK sooner).
+ * the peer's delayed ACK, and half as long again for a softirq that runs
+ * it late: a one-way message's ACK would else race its probe (a request's
+ * answer carries the ACK sooner).
  * Return: microseconds, or 0 when there is no RTT to go by.
  */
 static inline u32 mrc_pto_us(u32 srtt_us, u32 in_flight, u32 delack_us)
@@ -128,7 +130,7 @@ static inline u32 mrc_pto_us(u32 srtt_us, u32 in_flight, u32 delack_us)
 		return 0;
 	pto = srtt_us < (1U << 29) ? 2 * srtt_us : 1U << 30;
 	if (in_flight <= 1)
-		pto += delack_us;
+		pto += delack_us + delack_us / 2;
 	return pto > MRC_PTO_MIN_US ? pto : MRC_PTO_MIN_US;
 }
 

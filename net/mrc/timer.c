@@ -48,34 +48,61 @@ static unsigned long mrc_clamp_to_user_timeout(const struct mrc_sock *msk,
 	return time_before(deadline, expires) ? deadline : expires;
 }
 
-/*
- * The tail loss probe's timer (mrc_loss_probe_wanted()), armed and moved
- * with the RTO's: from the last send or delivery, unless the RTO (jiffies
- * @rto_expires; 0: none) would come first.  An hrtimer: a probe is due
- * within a few RTTs, far below a jiffy of HZ=250.  It holds a socket
- * reference while queued, as the delayed ACK's does.
+/**
+ * mrc_hrtimer_arm() - start a soft hrtimer of @msk to fire within @us
+ * @msk: connection (socket lock held)
+ * @t: its delayed-ACK or loss-probe timer
+ * @us: microseconds
+ *
+ * Soft mode runs it in softirq, as timers run.  It holds a socket
+ * reference while queued, as sk_reset_timer()'s do.  A timer queued to
+ * fire no later stays; a later one is moved earlier, its cancel handing
+ * its reference to the new start.  A queued timer whose callback runs is
+ * left alone: hrtimer_try_to_cancel() says -1 then, queued or not, and a
+ * second start would take a second reference for one expiry.
  */
-static void mrc_arm_loss_probe(struct mrc_sock *msk, unsigned long rto_expires)
+static void mrc_hrtimer_arm(struct mrc_sock *msk, struct hrtimer *t, u32 us)
 {
-	struct hrtimer *t = &msk->probe_timer;
+	sock_owned_by_me(&msk->sk);
+	if (hrtimer_is_queued(t)) {
+		if (ktime_to_us(hrtimer_get_remaining(t)) <= us || hrtimer_try_to_cancel(t) != 1)
+			return;
+	} else {
+		/* only an arm under the socket lock queues it: not racing this one */
+		sock_hold(&msk->sk);
+	}
+	hrtimer_start(t, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+}
+
+/**
+ * mrc_arm_loss_probe() - (re)start the tail loss probe's wait
+ * @msk: connection (socket lock held)
+ *
+ * From the last send or delivery (mrc_arm_rto(), __mrc_push()), when
+ * mrc_loss_probe_wanted() and the RTO would not come first.  An hrtimer: a
+ * probe is due within a few RTTs, far below a jiffy at HZ=250.  Moving the
+ * wait later only moves the deadline: a timer queued earlier finds it and
+ * sleeps the rest (mrc_loss_probe_fire()), so that ACKs cost no timer
+ * operations; one no longer wanted finds none.
+ */
+void mrc_arm_loss_probe(struct mrc_sock *msk)
+{
 	const struct mrc_ev *ev;
 	u32 us = 0;
 
-	if (rto_expires && mrc_loss_probe_wanted(msk)) {
+	if (mrc_loss_probe_wanted(msk) && timer_pending(&msk->rto_timer) && !msk->rto_deferred) {
 		ev = mrc_ev_of(msk, MRC_SKB_CB(skb_peek_tail(&msk->sk.sk_write_queue)));
 		us = mrc_pto_us(max(msk->rtt.srtt_us, ev ? ev->srtt_us : 0), msk->in_flight,
 				MRC_DELACK_US);
-		if (!time_before(jiffies + usecs_to_jiffies(us), rto_expires))
+		if (!time_before(jiffies + usecs_to_jiffies(us), msk->rto_timer.expires))
 			us = 0;
 	}
 	if (!us) {
-		if (hrtimer_is_queued(t) && hrtimer_try_to_cancel(t) == 1)
-			__sock_put(&msk->sk);
+		msk->probe_at_us = 0;
 		return;
 	}
-	if (hrtimer_try_to_cancel(t) != 1)
-		sock_hold(&msk->sk);
-	hrtimer_start(t, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+	msk->probe_at_us = mrc_clock_us() + us;
+	mrc_hrtimer_arm(msk, &msk->probe_timer, us);
 }
 
 /*
@@ -100,7 +127,7 @@ void mrc_arm_rto(struct mrc_sock *msk)
 		msk->rto_deferred = 0;
 		msk->rack_armed = 0;
 		sk_reset_timer(&msk->sk, &msk->rto_timer, jiffies + MRC_CORK_CEILING);
-		mrc_arm_loss_probe(msk, 0);
+		mrc_arm_loss_probe(msk);
 		return;
 	}
 
@@ -109,13 +136,13 @@ void mrc_arm_rto(struct mrc_sock *msk)
 	us = clamp(slow, us, max(us, msk->rtt.max_rto_us));
 	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us));
 	expires = mrc_clamp_to_user_timeout(msk, expires);
-	mrc_arm_loss_probe(msk, expires);
 	msk->rto_deferred = msk->rack_armed && time_before(msk->rack_expires, expires);
 	if (msk->rto_deferred) {
 		msk->rto_expires = expires;
 		expires = msk->rack_expires;
 	}
 	sk_reset_timer(&msk->sk, &msk->rto_timer, expires);
+	mrc_arm_loss_probe(msk);
 }
 
 /**
@@ -155,22 +182,12 @@ void mrc_arm_rack(struct mrc_sock *msk, u64 in_us)
  * @msk: connection (socket lock held)
  * @us: microseconds
  *
- * The delayed ACK is an hrtimer: a jiffies timer rounds its 1 ms up to a
- * tick (4 ms at HZ=250).  Soft mode runs it in softirq, as timers run.  It
- * holds a socket reference while queued, as sk_reset_timer()'s do.  A
- * timer queued to fire no later stays; a later one is moved earlier: its
- * cancel hands its reference to the new start.
+ * The delayed ACK is an hrtimer (mrc_hrtimer_arm()): a jiffies timer
+ * rounds its 1 ms up to a tick (4 ms at HZ=250).
  */
 void mrc_arm_ack_timer(struct mrc_sock *msk, u32 us)
 {
-	struct hrtimer *t = &msk->delack_timer;
-
-	sock_owned_by_me(&msk->sk);
-	if (hrtimer_is_queued(t) && ktime_to_us(hrtimer_get_remaining(t)) <= us)
-		return;
-	if (hrtimer_try_to_cancel(t) != 1)
-		sock_hold(&msk->sk);
-	hrtimer_start(t, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+	mrc_hrtimer_arm(msk, &msk->delack_timer, us);
 }
 
 void mrc_arm_delack(struct mrc_sock *msk)
@@ -530,11 +547,24 @@ static enum hrtimer_restart mrc_delack_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/* Re-armed or no longer wanted since the expiry (an ACK from the backlog) */
+/*
+ * The probe's timer expired: the wait may have moved later since it was
+ * queued (mrc_arm_loss_probe()), or ended (no deadline), or been re-armed
+ * (queued again, from the backlog).
+ */
 static void mrc_loss_probe_fire(struct mrc_sock *msk)
 {
-	if (!hrtimer_is_queued(&msk->probe_timer))
-		mrc_send_loss_probe(msk);
+	u64 now = mrc_clock_us();
+
+	if (!msk->probe_at_us || hrtimer_is_queued(&msk->probe_timer))
+		return;
+	if (now < msk->probe_at_us) {
+		mrc_hrtimer_arm(msk, &msk->probe_timer,
+				min_t(u64, msk->probe_at_us - now, U32_MAX));
+		return;
+	}
+	msk->probe_at_us = 0;
+	mrc_send_loss_probe(msk);
 }
 
 static enum hrtimer_restart mrc_probe_timer(struct hrtimer *t)
