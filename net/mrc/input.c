@@ -89,8 +89,8 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 		ev->in_flight--;
 	if (cb->probed) {
 		/*
-		 * Only the probe's own echo says which copy arrived (between
-		 * the two sends and the probe's): the probe, so the original
+		 * Only the probe's own echo says which copy arrived (from just
+		 * before the probe to its send time): the probe, so the original
 		 * was lost (mrc_send_loss_probe()).  Any other echo credits
 		 * neither: a probe's wait may be shorter than the Eifel slack,
 		 * and a wrong credit to its EV would charge that EV's packets
@@ -491,6 +491,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 		mrc_orphan_fin_wait(msk);
 	} else {
 		sk_stop_timer(sk, &msk->rto_timer);
+		msk->probe_at_us = 0;
 	}
 	return true;
 }

@@ -918,8 +918,8 @@ void mrc_send_loss_probe(struct mrc_sock *msk)
 	struct sk_buff *skb = skb_peek_tail(&msk->sk.sk_write_queue);
 	struct mrc_skb_cb *cb;
 	struct mrc_ev *old;
-	u64 orig_us;
 	u16 old_port;
+	u32 echo;
 
 	sock_owned_by_me(&msk->sk);
 	if (!skb || !mrc_loss_probe_wanted(msk))
@@ -929,15 +929,15 @@ void mrc_send_loss_probe(struct mrc_sock *msk)
 		return;
 	old = mrc_ev_of(msk, cb);
 	old_port = cb->ev_port;
-	orig_us = cb->sent_us;
+	/* the probe's header takes its tsval between this and cb->sent_us */
+	echo = mrc_tsval(msk, mrc_clock_us());
 	if (mrc_xmit(msk, skb, mrc_pick_retransmit_ev(msk, cb)))
 		return;
 	/* the segment is in flight once, now on the probe's EV */
 	if (old && old->in_flight)
 		old->in_flight--;
 	cb->probed = 1;
-	/* an echo from past the midpoint of the two sends is the probe's */
-	cb->probe_echo = mrc_tsval(msk, orig_us + (cb->sent_us - orig_us) / 2);
+	cb->probe_echo = echo;
 	msk->probe_out = 1;
 	msk->probe_high = msk->snd_nxt;
 	trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);

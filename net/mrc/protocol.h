@@ -219,7 +219,7 @@ struct mrc_skb_cb {
 		probed:1;	/* transmit: last sent by a tail loss probe, not lost */
 	u8	tx_count;	/* transmissions so far */
 	u8	prio;		/* transmit: 0 (bulk) .. 7 */
-	u32	probe_echo;	/* transmit: an echo from then on is the probe's (probed) */
+	u32	probe_echo;	/* transmit: the probe's echo is from then on (probed) */
 };
 
 #define MRC_SKB_CB(skb) ((struct mrc_skb_cb *)&((skb)->cb[0]))

@@ -63,15 +63,18 @@ static unsigned long mrc_clamp_to_user_timeout(const struct mrc_sock *msk,
  */
 static void mrc_hrtimer_arm(struct mrc_sock *msk, struct hrtimer *t, u32 us)
 {
+	ktime_t at = ktime_add_us(ktime_get(), us);
+
 	sock_owned_by_me(&msk->sk);
 	if (hrtimer_is_queued(t)) {
-		if (ktime_to_us(hrtimer_get_remaining(t)) <= us || hrtimer_try_to_cancel(t) != 1)
+		/* its expiry changes only under the socket lock: no base lock to read it */
+		if (!ktime_after(hrtimer_get_expires(t), at) || hrtimer_try_to_cancel(t) != 1)
 			return;
 	} else {
 		/* only an arm under the socket lock queues it: not racing this one */
 		sock_hold(&msk->sk);
 	}
-	hrtimer_start(t, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+	hrtimer_start(t, at, HRTIMER_MODE_ABS_SOFT);
 }
 
 /**
@@ -82,8 +85,8 @@ static void mrc_hrtimer_arm(struct mrc_sock *msk, struct hrtimer *t, u32 us)
  * mrc_loss_probe_wanted() and the RTO would not come first.  An hrtimer: a
  * probe is due within a few RTTs, far below a jiffy at HZ=250.  Moving the
  * wait later only moves the deadline: a timer queued earlier finds it and
- * sleeps the rest (mrc_loss_probe_fire()), so that ACKs cost no timer
- * operations; one no longer wanted finds none.
+ * sleeps the rest (mrc_loss_probe_fire()), so that an ACK costs a clock
+ * read, not a timer's restart; one no longer wanted finds none.
  */
 void mrc_arm_loss_probe(struct mrc_sock *msk)
 {
@@ -558,6 +561,10 @@ static void mrc_loss_probe_fire(struct mrc_sock *msk)
 
 	if (!msk->probe_at_us || hrtimer_is_queued(&msk->probe_timer))
 		return;
+	if (!mrc_loss_probe_wanted(msk)) {
+		msk->probe_at_us = 0;
+		return;
+	}
 	if (now < msk->probe_at_us) {
 		mrc_hrtimer_arm(msk, &msk->probe_timer,
 				min_t(u64, msk->probe_at_us - now, U32_MAX));
@@ -643,6 +650,7 @@ void mrc_timers_stop(struct mrc_sock *msk)
 	/* as sk_stop_timer(): a cancelled timer's reference goes with it */
 	if (hrtimer_try_to_cancel(&msk->delack_timer) == 1)
 		__sock_put(&msk->sk);
+	msk->probe_at_us = 0;
 	if (hrtimer_try_to_cancel(&msk->probe_timer) == 1)
 		__sock_put(&msk->sk);
 	sk_stop_timer(&msk->sk, &msk->keepalive_timer);
