@@ -6,7 +6,9 @@
  * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  -d SECONDS
  * makes the sender stop after that long instead (at most BYTES), so that a
  * test can place failures at fixed times inside one transfer; "sent=N"
- * then says how many bytes the receiver must have.  The receiver
+ * then says how many bytes the receiver must have.  SIGUSR1 ends the
+ * sending as the deadline would: a test ends a transfer a fixed time after
+ * its last event, however long a slow guest took to get there.  The receiver
  * checks every byte against the sender's pattern and prints one summary
  * line: "bytes=N ok=1 secs=S mbps=R max_gap_ms=G busy_ticks=B" (B: the CPU
  * time, in USER_HZ ticks, the whole machine was busy from the first data to
@@ -34,6 +36,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +147,17 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 	return bad ? 1 : 0;
 }
 
+/* SIGUSR1: the sender stops as at its deadline */
+static volatile sig_atomic_t stop_sending;
+
+static void on_sigusr1(int sig)
+{
+	stop_sending = 1;
+}
+
 /*
  * Sends total bytes of the pattern, or what fits before @deadline (mrc_now_s(),
- * 0: none); *sent holds the count.  Returns 0 or prints the error.
+ * 0: none) or SIGUSR1; *sent holds the count.  Returns 0 or prints the error.
  */
 static int send_all(int fd, unsigned long long total, double deadline,
 		    unsigned long long *sent)
@@ -155,13 +166,15 @@ static int send_all(int fd, unsigned long long total, double deadline,
 	unsigned long long off = 0;
 
 	*sent = 0;
-	while (off < total && (!deadline || mrc_now_s() < deadline)) {
+	while (off < total && !stop_sending && (!deadline || mrc_now_s() < deadline)) {
 		size_t n = total - off < sizeof(buf) ? total - off : sizeof(buf);
 		ssize_t w;
 
 		for (size_t i = 0; i < n; i++)
 			buf[i] = pattern(off + i);
 		w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w < 0) {
 			printf("error=%s sent=%llu\n", strerror(errno), off);
 			fflush(stdout);
@@ -292,6 +305,8 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 	}
 	if (bidir)
 		return bidirectional(fd, total, tick_ms);
+	/* no SA_RESTART: a send blocked on a full buffer returns at once */
+	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_sigusr1 }, NULL);
 	if (idle_ms)
 		usleep(idle_ms * 1000);
 	if (keep_s)

@@ -197,6 +197,15 @@ xfer_bg() {
 		> "$out/tx" 2>&1 &
 	TX_PID=$!
 }
+# xfer_stop_in SECS: the transfer's sender stops SECS from now (SIGUSR1, as
+# at its -d deadline): a case's transfer runs that long after its last
+# event, however long a loaded guest took to get there (three mrcctl runs
+# took 0.8-2.7 s each: a fixed-length transfer left a late failure too
+# little time, and the case failed instead of measuring)
+xfer_stop_in() {
+	sleep "$1"
+	kill -USR1 "$TX_PID" 2>/dev/null
+}
 # xfer_end: waits for both ends; XFER_OK=1 when every byte sent arrived,
 # verified; XFER_GAP the receiver's longest delivery gap (ms)
 xfer_end() {
@@ -344,8 +353,8 @@ if ! planes_missing 1 "MRC: one connection sprays over both planes, >= 30 % each
 		"MRC: one connection sprays over both planes, >= 30 % each ($((d1 * 100 / (d1 + d2 + 1))) % / $((d2 * 100 / (d1 + d2 + 1))) %)"
 fi
 
-# a's plane-1 interface goes down 2 s into a 12 s transfer and up 3 s
-# later: the notifier retires its EVs and resends what was in flight on
+# a's plane-1 interface goes down 2 s into a transfer and up 3 s later
+# (the transfer runs 5 s more): the notifier retires its EVs and resends what was in flight on
 # plane 2 at once, so the longest delivery gap stays below the path RTT (the
 # loaded srtt measured just before) plus 5 ms; once up, plane 1 carries
 # data again (>= 20 % of the bytes from 1.5 s after).  The gap is the
@@ -356,7 +365,7 @@ if ! planes_missing 2 "MRC: a's plane-1 interface down mid-transfer"; then
 	pd0=$(mrc_stat $NS_A PlaneDown) pu0=$(mrc_stat $NS_A PlaneUp)
 	up_cmds=$(plane_host_cmds 1 1)
 	batch_open $NS_A ip
-	xfer_bg 7201 12
+	xfer_bg 7201 60
 	sleep 2
 	for i in 1 2 3; do rtt_sample $i; done
 	tf0=$EPOCHREALTIME
@@ -366,6 +375,7 @@ if ! planes_missing 2 "MRC: a's plane-1 interface down mid-transfer"; then
 	tu0=$EPOCHREALTIME
 	echo "$up_cmds" >&"$BATCH_FD"
 	tu1=$EPOCHREALTIME
+	xfer_stop_in 5
 	xfer_end
 	batch_close "$BATCH_FD" "$BATCH_PID"
 	pd1=$(mrc_stat $NS_A PlaneDown) pu1=$(mrc_stat $NS_A PlaneUp)
@@ -385,18 +395,19 @@ if ! planes_missing 2 "MRC: a's plane-1 interface down mid-transfer"; then
 		"MRC: eth0 down: longest gap after it ${FAIL_GAP} ms < path RTT ${RTT} ms + 5 ms + the run's own worst stall (${NOISE_GAP} ms)"
 fi
 
-# Plane 1's leaf (a's) blackholed silently 3 s into a 12 s transfer: loss
-# detection on its EVs, the gap below 3 loaded RTTs.
+# Plane 1's leaf (a's) blackholed silently 3 s into a transfer (which runs
+# 7 s more): loss detection on its EVs, the gap below 3 loaded RTTs.
 if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
 	r0=$(mrc_stat $NS_A EvRetired) l0=$(loss_stats $NS_A)
 	bh_cmds=$(leaf_blackhole_cmds 1 1)
 	batch_open "$(plane_leaf 1 1)" tc
-	xfer_bg 7202 12
+	xfer_bg 7202 60
 	sleep 2
 	for i in 1 2 3; do rtt_sample $i; done
 	tf0=$EPOCHREALTIME
 	echo "$bh_cmds" >&"$BATCH_FD"
 	tf1=$EPOCHREALTIME
+	xfer_stop_in 7
 	xfer_end
 	batch_close "$BATCH_FD" "$BATCH_PID"
 	fabric_leaf_heal 1 1
@@ -417,11 +428,11 @@ if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
 	sleep 1
 fi
 
-# Plane 2 dies whole (both its leaves silent) 3 s into a 14 s transfer and
+# Plane 2 dies whole (both its leaves silent) 3 s into a transfer and
 # comes back 3 s later: while it is dead plane 1 carries the transfer (no
 # gap of 3 loaded RTTs or more, as for plane 1's leaf), its EVs are
 # re-admitted and it carries >= 20 % of the bytes from 1.5 s after the heal
-# to the end (at least 2 s of it).
+# to the end (at least 4 s of it).
 if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	a0=$(mrc_stat $NS_A EvReadmitted) l0=$(loss_stats $NS_A)
 	bh1=$(leaf_blackhole_cmds 2 1) bh2=$(leaf_blackhole_cmds 2 2)
@@ -430,7 +441,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	fd1=$BATCH_FD pid1=$BATCH_PID
 	batch_open "$(plane_leaf 2 2)" tc
 	fd2=$BATCH_FD pid2=$BATCH_PID
-	xfer_bg 7203 14
+	xfer_bg 7203 60
 	sleep 2
 	for i in 1 2 3; do rtt_sample $i; done
 	tb0=$EPOCHREALTIME
@@ -445,6 +456,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	sleep 1.5
 	tw=$EPOCHREALTIME
 	mrcctl -n $NS_A -j conn show -e > "$out/conn" 2>/dev/null
+	xfer_stop_in 4
 	xfer_end
 	batch_close "$fd1" "$pid1"
 	batch_close "$fd2" "$pid2"

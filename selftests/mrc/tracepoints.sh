@@ -31,12 +31,16 @@ for k in EvRetired EvReadmitted EvProbes Retransmits; do
 	c0[$k]=$(( $(mrc_stat $NS_A $k) + $(mrc_stat $NS_B $k) ))
 done
 xfer_start $NS_B 7301 "$out/rx"
-ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7301 -n $((1 << 40)) -d 5 > "$out/tx" &
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7301 -n $((1 << 40)) -d 60 > "$out/tx" &
 tx=$!
 sleep 1.5
 fabric_blackhole 2
 sleep 1.5
 fabric_heal 2
+# the re-admissions need probes after the heal: the sender stops 3.5 s
+# after it (SIGUSR1), not at a fixed time that a slow tc may eat into
+sleep 3.5
+kill -USR1 $tx
 wait $tx
 wait $XFER_PID
 rc=$?
