@@ -904,7 +904,7 @@ bool mrc_loss_probe_wanted(const struct mrc_sock *msk)
 
 /**
  * mrc_send_loss_probe() - the probe timeout expired: resend the newest segment
- * @msk: connection (socket lock held, not owned by the user)
+ * @msk: connection (socket lock held: the timer's, or its owner's in release_cb)
  *
  * On another EV than its last, so that the probe does not follow a lost
  * packet onto a lossy or dead path.  Nothing is marked lost and the window

@@ -289,8 +289,12 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 	static unsigned char buf[1 << 16];
 	struct sockaddr_storage ss;
 	socklen_t len = mrc_make_addr(host, port, 0, &ss);
-	int fd = open_socket(ss.ss_family, kind);
+	int fd;
 
+	/* first: a SIGUSR1 must never find the default action (termination) */
+	/* no SA_RESTART: a send blocked on a full buffer returns at once */
+	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_sigusr1 }, NULL);
+	fd = open_socket(ss.ss_family, kind);
 	if (fd < 0) {
 		perror("socket");
 		return 1;
@@ -305,8 +309,6 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 	}
 	if (bidir)
 		return bidirectional(fd, total, tick_ms);
-	/* no SA_RESTART: a send blocked on a full buffer returns at once */
-	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_sigusr1 }, NULL);
 	if (idle_ms)
 		usleep(idle_ms * 1000);
 	if (keep_s)

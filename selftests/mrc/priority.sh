@@ -28,8 +28,9 @@ dscp46() { tc -s -n $NS_B filter show dev eth0 ingress | awk '/Sent/ { n += $4 }
 rr() {
 	: > "$out/srv"
 	# the echo at the same priority: an urgent request's bulk answer, lost
-	# on the lossy spine (5 % of them), waited for an RTO in both runs, and
-	# the p99s compared two RTO tails (urgent 42.7 ms against bulk 25.0 once)
+	# on the lossy spine (5 % of them), waited for an RTO in both runs (before
+	# the tail loss probe), and the p99s compared two RTO tails (urgent
+	# 42.7 ms against bulk 25.0 once)
 	ip netns exec $NS_B ./mrc_msg -l -p "$2" -P "$1" > "$out/srv" 2>&1 &
 	for i in $(seq 1 50); do grep -q listening "$out/srv" && break; sleep 0.1; done
 	ip netns exec $NS_A ./mrc_msg -c $B4 -p "$2" -n 300 -s 1024 -P "$1" > "$out/rr$1"

@@ -24,7 +24,7 @@ fabric_up 4 || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 # Enabled before any traffic and disabled after it: enabling flips static
 # keys, whose code patching races with running code under TCG.
 echo > "$trace/trace"
-echo 4096 > "$trace/buffer_size_kb"
+echo 8192 > "$trace/buffer_size_kb"
 echo 1 > "$trace/events/mrc/enable"
 declare -A c0
 for k in EvRetired EvReadmitted EvProbes Retransmits; do
@@ -40,7 +40,7 @@ fabric_heal 2
 # the re-admissions need probes after the heal: the sender stops 3.5 s
 # after it (SIGUSR1), not at a fixed time that a slow tc may eat into
 sleep 3.5
-kill -USR1 $tx
+kill -USR1 $tx 2>/dev/null
 wait $tx
 wait $XFER_PID
 rc=$?
