@@ -684,14 +684,20 @@ unsent:
 	return err;
 }
 
+/* Segment @cb, last sent on EV port @old_port, went out again: traced, counted. */
+static void mrc_count_resend(struct mrc_sock *msk, const struct mrc_skb_cb *cb, u16 old_port)
+{
+	trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
+	msk->stats.retransmits++;
+	mrc_count(msk->mn, MRC_C_RETRANSMITS);
+}
+
 /* Lost segment @cb, last sent on EV port @old_port, went out again. */
 static void mrc_resent(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 old_port)
 {
-	trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
+	mrc_count_resend(msk, cb, old_port);
 	cb->lost = 0;
 	msk->in_flight++;
-	msk->stats.retransmits++;
-	mrc_count(msk->mn, MRC_C_RETRANSMITS);
 }
 
 /*
@@ -940,9 +946,7 @@ void mrc_send_loss_probe(struct mrc_sock *msk)
 	cb->probe_echo = echo;
 	msk->probe_out = 1;
 	msk->probe_high = msk->snd_nxt;
-	trace_mrc_retransmit(msk->local_id, cb->psn, old_port, cb->ev_port);
-	msk->stats.retransmits++;
-	mrc_count(msk->mn, MRC_C_RETRANSMITS);
+	mrc_count_resend(msk, cb, old_port);
 	mrc_count(msk->mn, MRC_C_LOSS_PROBES);
 	mrc_arm_rto(msk);
 }

@@ -260,6 +260,17 @@ mrc_stat() {
 	ip netns exec "$1" awk -v k="$2" '$1 == k {print $2}' /proc/net/mrc_stats
 }
 
+# wait_listening FILE: until a server's output in FILE says "listening"
+# (5 s at most); 1 if it never does
+wait_listening() {
+	local i
+	for i in $(seq 1 50); do
+		grep -q listening "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # xfer_start NS PORT OUT [mrc_xfer receiver options]: a receiver in the
 # background; waits until it listens.  Its pid is in XFER_PID.
 xfer_start() {

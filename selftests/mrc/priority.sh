@@ -32,7 +32,7 @@ rr() {
 	# the tail loss probe), and the p99s compared two RTO tails (urgent
 	# 42.7 ms against bulk 25.0 once)
 	ip netns exec $NS_B ./mrc_msg -l -p "$2" -P "$1" > "$out/srv" 2>&1 &
-	for i in $(seq 1 50); do grep -q listening "$out/srv" && break; sleep 0.1; done
+	wait_listening "$out/srv"
 	ip netns exec $NS_A ./mrc_msg -c $B4 -p "$2" -n 300 -s 1024 -P "$1" > "$out/rr$1"
 }
 t0=$(mrc_stat $NS_A TxRedundant); d0=$(mrc_stat $NS_B RxDuplicate); e0=$(dscp46)

@@ -122,7 +122,7 @@ p0=$(probe_stats LossProbes); r0=$(probe_stats LossProbeRecovered); o0=$(probe_s
 : > "$out/srv"
 ip netns exec $NS_B ./mrc_msg -l -p 7017 > "$out/srv" 2>&1 &
 srv=$!
-for i in $(seq 1 50); do grep -q listening "$out/srv" && break; sleep 0.1; done
+wait_listening "$out/srv"
 timeout 120 ip netns exec $NS_A ./mrc_msg -c $B4 -p 7017 -n 1000 -s 1024 > "$out/msg" 2>&1
 rc=$?
 wait_for $srv 10
