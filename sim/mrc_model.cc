@@ -199,7 +199,7 @@ void MrcFlow::armRto()
 	rtoTimer = Simulator::Schedule(MicroSeconds(us), &MrcFlow::rtoFire, this);
 }
 
-// timer.c: mrc_arm_rack(); its own timer here, instead of sharing the RTO's
+// timer.c: mrc_arm_rack(); its own exact timer, as the kernel's loss timer (an hrtimer)
 void MrcFlow::armRack(u64 inUs)
 {
 	if (!inUs) {
@@ -214,11 +214,16 @@ void MrcFlow::armRack(u64 inUs)
 	rackTimer = Simulator::Schedule(at, &MrcFlow::rackFire, this);
 }
 
+// timer.c: mrc_rack_fire(); only a loss found re-arms the RTO
 void MrcFlow::rackFire()
 {
+	u64 lost = stats.lossRack + stats.lossSameEv + stats.lossPathSilent;
+
 	if (queue.empty())
 		return;
 	detectLosses(clockUs());
+	if (stats.lossRack + stats.lossSameEv + stats.lossPathSilent == lost)
+		return;
 	push();
 	armRto();
 }

@@ -302,6 +302,8 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  * @cap: number of slots
  * @avoid: the slot that lost the packet, or -1
  * @sent_us: when the lost packet was sent (mrc_clock_us())
+ * @since: a delivery of a packet sent after this proves an EV alive now
+ *	(mrc_ev_alive_since(): after @sent_us and lately)
  *
  * An EV that delivered a packet sent after the lost one is known to work
  * now; one that merely delivered once may share the lost packet's dead path
@@ -315,17 +317,32 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  * before it died, so they still looked alive, and the first resends of a
  * leaf's failure went back onto its plane and were lost again, a second
  * round that doubled the gap (planes.sh).  Another path costs a queue's
- * drop nothing.  Falls back to any path, then mrc_ev_pick_retransmit().
+ * drop nothing.  Nor does the other path need to have delivered lately:
+ * bursts put one EV's packets together, so within a quarter RTT of the
+ * newest delivery only a few EVs delivered at all, often all on the dying
+ * plane (as it dies link by link, some of its spines still deliver for a
+ * few ms): 134 resends went onto one such EV and were lost again, and the
+ * ACK clock stopped until the RTO, a 105 ms gap (planes.sh).  So another
+ * path that delivered anything sent after the lost packet comes next, then
+ * an EV alive lately on any path, then mrc_ev_pick_retransmit().  The
+ * mirror case, a queue's drop on the live path just as the other died,
+ * now sends that resend onto the dying one; it is rarer: the survivor's
+ * queue overflows only once it carries the load, by when the dead path's
+ * EVs delivered nothing sent after the packets it drops.
  * Return: slot index, or -1 when no EV is active.
  */
-int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us)
+int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,
+				 u64 since)
 {
 	int best = -1;
 
-	if (avoid >= 0 && avoid < cap)
-		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, evs[avoid].path);
+	if (avoid >= 0 && avoid < cap) {
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, evs[avoid].path);
+		if (best < 0 && since > sent_us)
+			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, evs[avoid].path);
+	}
 	if (best < 0)
-		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, -1);
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, -1);
 	return best >= 0 ? best : mrc_ev_pick_retransmit(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit_alive);

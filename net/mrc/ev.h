@@ -43,7 +43,8 @@ void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_ra
 		  u32 *born);
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
-int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us);
+int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,
+				 u64 since);
 int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, bool explore);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us);
 void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us);

@@ -352,25 +352,53 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	evs[3].last_delivered_tx_us = 100;
 	evs[2].delivered = 1;
 	evs[2].last_delivered_tx_us = 300;
-	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200), 2);
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200), 2);
 	/* none did: any that has delivered */
 	evs[2].last_delivered_tx_us = 150;
-	idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200);
+	idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200);
 	KUNIT_EXPECT_TRUE(test, idx == 3 || idx == 2);
 	/* both alive: the one on another path than the lost packet's first */
 	evs[2].last_delivered_tx_us = 300;
 	evs[3].last_delivered_tx_us = 300;
 	evs[3].path = 1;
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200), 3);
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200), 3);
+	/*
+	 * the other path delivered after the loss but not lately, the lost
+	 * packet's path lately: the other path (a plane dying link by link)
+	 */
+	evs[3].last_delivered_tx_us = 250;
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 3);
+	/* on the other path, one alive lately before one alive since the loss */
+	evs[1].state = MRC_EV_ACTIVE;
+	evs[1].path = 1;
+	evs[1].delivered = 1;
+	evs[1].last_delivered_tx_us = 290;
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 1);
+	evs[1].state = MRC_EV_RETIRED;
+	/* nothing on the other path since the loss: the one alive lately */
+	evs[3].last_delivered_tx_us = 150;
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 2);
+	/*
+	 * the lost packet's path delivered since the loss, not lately: not
+	 * alive; any that has delivered (mrc_ev_pick_retransmit()), so the
+	 * other path's too
+	 */
+	evs[2].last_delivered_tx_us = 250;
+	for (i = 0, idx = 0; i < 20; i++)
+		idx += mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280) == 3;
+	KUNIT_EXPECT_GT(test, idx, 0);
+	evs[2].last_delivered_tx_us = 300;
 	/* none alive elsewhere: one alive on the same path */
 	evs[3].last_delivered_tx_us = 100;
-	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200), 2);
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200), 2);
 	/* the lost packet's EV is gone (its slot reused): any alive EV */
 	evs[0].delivered = 1;
 	evs[0].last_delivered_tx_us = 300;
 	for (i = 0; i < 20; i++) {
-		idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, -1, 200);
+		idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, -1, 200, 200);
 		KUNIT_EXPECT_TRUE(test, idx == 0 || idx == 2);
 	}
 }

@@ -805,19 +805,6 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 	}
 }
 
-static bool mrc_sending_state(const struct mrc_sock *msk)
-{
-	switch (msk->state) {
-	case MRC_STATE_ESTABLISHED:
-	case MRC_STATE_CLOSE_WAIT:
-	case MRC_STATE_FIN_WAIT:
-	case MRC_STATE_CLOSING:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /**
  * mrc_tail_held() - whether @skb, unsent, waits for more data to fill it
  * @msk: connection (socket lock held)
@@ -904,7 +891,7 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 bool mrc_loss_probe_wanted(const struct mrc_sock *msk)
 {
 	return mrc_sending_state(msk) && msk->snd_una != msk->snd_nxt && !msk->send_head &&
-	       msk->in_flight && !msk->backoff && !msk->probe_out && !msk->rack_armed &&
+	       msk->in_flight && !msk->backoff && !msk->probe_out && !msk->rack_at_us &&
 	       !msk->rto_verdict_due && msk->rtt.srtt_us;
 }
 

@@ -236,7 +236,7 @@ enum {
 	MRC_DEFER_KEEPALIVE,
 	MRC_DEFER_ICMP,
 	MRC_DEFER_PATHS,
-	MRC_DEFER_LOSS_PROBE,
+	MRC_DEFER_LOSS_TIMER,
 };
 
 #define MRC_MAX_EVS	256
@@ -383,8 +383,6 @@ struct mrc_sock {
 				fin_wait_armed:1, /* orphan: fin_wait_end is set */
 				orphan_counted:1, /* in mrc_orphan_count */
 				rto_verdict_due:1, /* rto_tsval set, no ACK since */
-				rack_armed:1,	/* rack_expires is set */
-				rto_deferred:1,	/* timer runs for RACK, RTO at rto_expires */
 				cork:1,		/* TCP_CORK: hold a partial last segment */
 				more:1,		/* the last send said MSG_MORE: the same */
 				probe_out:1;	/* a tail loss probe not acknowledged yet */
@@ -445,8 +443,7 @@ struct mrc_sock {
 	u8			backoff;	/* RTO doublings */
 	u8			rto_streak;	/* RTOs since the last delivery */
 	u32			rto_tsval;	/* our tsval when the last RTO resent */
-	unsigned long		rack_expires;	/* jiffies: RACK's reordering timer */
-	unsigned long		rto_expires;	/* jiffies: the RTO, while deferred */
+	u64			rack_at_us;	/* mrc_clock_us() RACK verdicts are due; 0: none */
 	u32			probe_high;	/* snd_nxt when the loss probe went out */
 	u64			probe_at_us;	/* mrc_clock_us() the loss probe is due; 0: none */
 	u32			user_timeout_ms;
@@ -508,7 +505,7 @@ struct mrc_sock {
 
 	struct timer_list	rto_timer;
 	struct hrtimer		delack_timer;	/* soft: runs in softirq */
-	struct hrtimer		probe_timer;	/* tail loss probe (PTO); soft */
+	struct hrtimer		loss_timer;	/* RACK's deadline or the loss probe; soft */
 	struct timer_list	keepalive_timer;
 	struct timer_list	path_timer;	/* a plane changed: mrc_paths_check() */
 	unsigned long		deferred;	/* MRC_DEFER_* (atomic bitops) */
@@ -531,6 +528,20 @@ extern u64 mrc_clock_offset_us;	/* af_mrc.c: test knob, 0 by default */
 static inline u64 mrc_clock_us(void)
 {
 	return div_u64(ktime_get_ns(), NSEC_PER_USEC) + mrc_clock_offset_us;
+}
+
+/* States in which data may be outstanding: sent, resent, probed */
+static inline bool mrc_sending_state(const struct mrc_sock *msk)
+{
+	switch (msk->state) {
+	case MRC_STATE_ESTABLISHED:
+	case MRC_STATE_CLOSE_WAIT:
+	case MRC_STATE_FIN_WAIT:
+	case MRC_STATE_CLOSING:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* The tsval @msk sends at @now_us: its own offset clock, cut to 32 bits */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Timers: retransmission (also handshake retries, window probes and the
- * user timeout) and delayed ACK.  A handler that finds the socket owned by
+ * user timeout), loss inference (RACK's deadline, the tail loss probe) and
+ * delayed ACK.  A handler that finds the socket owned by
  * the user sets a deferred bit, handled by release_cb when the user lets go.
  */
 #include <net/sock.h>
@@ -51,7 +52,7 @@ static unsigned long mrc_clamp_to_user_timeout(const struct mrc_sock *msk,
 /**
  * mrc_hrtimer_arm() - start a soft hrtimer of @msk to fire within @us
  * @msk: connection (socket lock held)
- * @t: its delayed-ACK or loss-probe timer
+ * @t: its delayed-ACK or loss timer
  * @us: microseconds
  *
  * Soft mode runs it in softirq, as timers run.  It holds a socket
@@ -85,7 +86,7 @@ static void mrc_hrtimer_arm(struct mrc_sock *msk, struct hrtimer *t, u32 us)
  * mrc_loss_probe_wanted() and the RTO would not come first.  An hrtimer: a
  * probe is due within a few RTTs, far below a jiffy at HZ=250.  Moving the
  * wait later only moves the deadline: a timer queued earlier finds it and
- * sleeps the rest (mrc_loss_probe_fire()), so that an ACK costs a clock
+ * sleeps the rest (mrc_loss_timer_fire()), so that an ACK costs a clock
  * read, not a timer's restart; one no longer wanted finds none.
  */
 void mrc_arm_loss_probe(struct mrc_sock *msk)
@@ -93,7 +94,7 @@ void mrc_arm_loss_probe(struct mrc_sock *msk)
 	const struct mrc_ev *ev;
 	u32 us = 0;
 
-	if (mrc_loss_probe_wanted(msk) && timer_pending(&msk->rto_timer) && !msk->rto_deferred) {
+	if (mrc_loss_probe_wanted(msk) && timer_pending(&msk->rto_timer)) {
 		ev = mrc_ev_of(msk, MRC_SKB_CB(skb_peek_tail(&msk->sk.sk_write_queue)));
 		us = mrc_pto_us(max(msk->rtt.srtt_us, ev ? ev->srtt_us : 0), msk->in_flight,
 				MRC_DELACK_US);
@@ -105,7 +106,7 @@ void mrc_arm_loss_probe(struct mrc_sock *msk)
 		return;
 	}
 	msk->probe_at_us = mrc_clock_us() + us;
-	mrc_hrtimer_arm(msk, &msk->probe_timer, us);
+	mrc_hrtimer_arm(msk, &msk->loss_timer, us);
 }
 
 /*
@@ -127,8 +128,7 @@ void mrc_arm_rto(struct mrc_sock *msk)
 	 */
 	if (head && head == msk->send_head && mrc_tail_held(msk, head) &&
 	    head->len <= msk->snd_wnd) {
-		msk->rto_deferred = 0;
-		msk->rack_armed = 0;
+		msk->rack_at_us = 0;
 		sk_reset_timer(&msk->sk, &msk->rto_timer, jiffies + MRC_CORK_CEILING);
 		mrc_arm_loss_probe(msk);
 		return;
@@ -139,45 +139,44 @@ void mrc_arm_rto(struct mrc_sock *msk)
 	us = clamp(slow, us, max(us, msk->rtt.max_rto_us));
 	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(us));
 	expires = mrc_clamp_to_user_timeout(msk, expires);
-	msk->rto_deferred = msk->rack_armed && time_before(msk->rack_expires, expires);
-	if (msk->rto_deferred) {
-		msk->rto_expires = expires;
-		expires = msk->rack_expires;
-	}
 	sk_reset_timer(&msk->sk, &msk->rto_timer, expires);
 	mrc_arm_loss_probe(msk);
 }
 
 /**
- * mrc_arm_rack() - RACK's reordering timer (mrc_detect_losses())
+ * mrc_arm_rack() - RACK's reordering deadline (mrc_detect_losses())
  * @msk: connection (socket lock held)
  * @in_us: when an overtaken packet becomes overdue, from now; 0: none is
  *
- * It shares the RTO's timer: an earlier expiry runs loss detection again
- * instead of the RTO (mrc_rto_fire()), which is then armed afresh.
+ * On the loss timer, an hrtimer, which it shares with the tail loss probe
+ * (never wanted while RACK waits: mrc_loss_probe_wanted()).  It was the
+ * RTO's jiffies timer: at HZ=250 every verdict waited up to a tick (4 ms)
+ * past its deadline, or a tick more when the tick came first and found
+ * nothing overdue yet; a plane's failure costs a verdict per hole.  The
+ * earlier deadline is kept and moves the timer earlier; a later one is
+ * found again by the loss detection that the earlier expiry runs.
  */
 void mrc_arm_rack(struct mrc_sock *msk, u64 in_us)
 {
-	unsigned long expires;
+	u64 at;
 
 	sock_owned_by_me(&msk->sk);
 	if (!in_us) {
-		msk->rack_armed = 0;
+		msk->rack_at_us = 0;
 		return;
 	}
-	expires = jiffies + max_t(unsigned long, 1, usecs_to_jiffies(min_t(u64, in_us, U32_MAX)));
-	if (msk->rack_armed && !time_before(expires, msk->rack_expires))
+	/*
+	 * Never queued past max_rto_us (the reference rule in mrc.rst): a
+	 * deadline further out is looked at again then (mrc_rack_fire() finds
+	 * no loss yet, mrc_detect_losses() re-arms it)
+	 */
+	in_us = min_t(u64, in_us, msk->rtt.max_rto_us);
+	at = mrc_clock_us() + in_us;
+	if (msk->rack_at_us && msk->rack_at_us <= at)
 		return;
-	msk->rack_expires = expires;
-	msk->rack_armed = 1;
-	if (timer_pending(&msk->rto_timer) && !time_before(expires, msk->rto_timer.expires))
-		return;
-	if (timer_pending(&msk->rto_timer) && !msk->rto_deferred) {
-		/* the RTO keeps its time: the timer goes back to it */
-		msk->rto_expires = msk->rto_timer.expires;
-		msk->rto_deferred = 1;
-	}
-	sk_reset_timer(&msk->sk, &msk->rto_timer, expires);
+	msk->rack_at_us = at;
+	msk->probe_at_us = 0;
+	mrc_hrtimer_arm(msk, &msk->loss_timer, in_us);
 }
 
 /**
@@ -264,6 +263,29 @@ static bool mrc_user_timed_out(struct mrc_sock *msk)
 	return msk->user_timeout_ms && time_after(jiffies, mrc_user_deadline(msk));
 }
 
+/*
+ * RACK's deadline came: packets that later ones overtook are overdue now.
+ * Not an RTO: no backoff, no window cut, no EV charged beyond what the loss
+ * rules say.  What it resends has the RTO's full time (armed afresh).
+ * Return: true when it found a loss.  An expiry before the deadline (one
+ * that moved later, or the cap in mrc_arm_rack()) finds none and leaves the
+ * RTO as it was: it must not postpone it.
+ */
+static bool mrc_rack_fire(struct mrc_sock *msk, u64 now_us)
+{
+	u64 lost = msk->stats.packets_lost;
+
+	msk->rack_at_us = 0;
+	if (!mrc_sending_state(msk) || msk->send_head == skb_peek(&msk->sk.sk_write_queue))
+		return false;
+	mrc_detect_losses(msk, now_us);
+	if (msk->stats.packets_lost == lost)
+		return false;
+	mrc_push(msk);
+	mrc_arm_rto(msk);
+	return true;
+}
+
 /**
  * mrc_rto_fire() - the retransmission timer expired
  * @msk: connection (socket lock held, not owned by the user)
@@ -297,18 +319,18 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		return;
 	}
 	/*
-	 * RACK's reordering timer: packets that later ones overtook are
-	 * overdue now.  Not an RTO: no backoff, no window cut, no EV charged
-	 * beyond what the loss rules say; the RTO is armed afresh.
+	 * RACK's deadline passed as well (the loss timer had no chance to run
+	 * yet): a loss it finds comes first and the RTO is armed afresh, as
+	 * when both shared this timer and as TCP's one retransmit timer does.
+	 * After a stall of the machine both are overdue, and the timer wheel
+	 * runs before netem's hrtimers release the ACKs held meanwhile: an RTO
+	 * then would mark every packet in flight lost, most of them delivered.
 	 */
-	if (msk->rack_armed && time_after_eq(jiffies, msk->rack_expires)) {
-		msk->rack_armed = 0;
-		if (msk->send_head != skb_peek(&sk->sk_write_queue)) {
-			mrc_detect_losses(msk, mrc_clock_us());
-			mrc_push(msk);
-			mrc_arm_rto(msk);
+	if (msk->rack_at_us) {
+		u64 now = mrc_clock_us();
+
+		if (now >= msk->rack_at_us && mrc_rack_fire(msk, now))
 			return;
-		}
 	}
 	/*
 	 * A held partial segment (TCP_CORK, MSG_MORE) alone in the queue: its
@@ -320,14 +342,6 @@ void mrc_rto_fire(struct mrc_sock *msk)
 		__mrc_push(msk, true);
 		if (!msk->send_head)
 			return;
-	}
-	/* woken for a RACK deadline that went away: the RTO is not due */
-	if (msk->rto_deferred) {
-		msk->rto_deferred = 0;
-		if (time_before(jiffies, msk->rto_expires)) {
-			sk_reset_timer(sk, &msk->rto_timer, msk->rto_expires);
-			return;
-		}
 	}
 	/*
 	 * Behind a closed window with everything sent acknowledged, only an
@@ -347,9 +361,8 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	if (msk->backoff < 16)
 		msk->backoff++;
 	/* a full RTO: whatever RACK waited for is marked lost below */
-	msk->rack_armed = 0;
+	msk->rack_at_us = 0;
 	msk->probe_out = 0;
-	msk->rto_deferred = 0;
 	if (msk->state == MRC_STATE_SYN_SENT) {
 		if (msk->remote_id)
 			mrc_send_hsack(msk);
@@ -551,34 +564,39 @@ static enum hrtimer_restart mrc_delack_timer(struct hrtimer *t)
 }
 
 /*
- * The probe's timer expired: the wait may have moved later since it was
- * queued (mrc_arm_loss_probe()), or ended (no deadline), or been re-armed
- * (queued again, from the backlog).
+ * The loss timer expired, for RACK's deadline or the probe's.  Either may
+ * have moved later since it was queued (mrc_arm_rack() keeps an earlier
+ * expiry, mrc_arm_loss_probe() only moves the deadline), or ended (none
+ * set), or the timer been re-armed (queued again, from the backlog).
  */
-static void mrc_loss_probe_fire(struct mrc_sock *msk)
+static void mrc_loss_timer_fire(struct mrc_sock *msk)
 {
 	u64 now = mrc_clock_us();
+	u64 at = msk->rack_at_us ? msk->rack_at_us : msk->probe_at_us;
 
-	if (!msk->probe_at_us || hrtimer_is_queued(&msk->probe_timer))
+	if (!at || hrtimer_is_queued(&msk->loss_timer))
 		return;
-	if (!mrc_loss_probe_wanted(msk)) {
+	if (!msk->rack_at_us && !mrc_loss_probe_wanted(msk)) {
 		msk->probe_at_us = 0;
 		return;
 	}
-	if (now < msk->probe_at_us) {
-		mrc_hrtimer_arm(msk, &msk->probe_timer,
-				min_t(u64, msk->probe_at_us - now, U32_MAX));
+	if (now < at) {
+		mrc_hrtimer_arm(msk, &msk->loss_timer, min_t(u64, at - now, U32_MAX));
+		return;
+	}
+	if (msk->rack_at_us) {
+		mrc_rack_fire(msk, now);
 		return;
 	}
 	msk->probe_at_us = 0;
 	mrc_send_loss_probe(msk);
 }
 
-static enum hrtimer_restart mrc_probe_timer(struct hrtimer *t)
+static enum hrtimer_restart mrc_loss_timer(struct hrtimer *t)
 {
-	struct mrc_sock *msk = container_of(t, struct mrc_sock, probe_timer);
+	struct mrc_sock *msk = container_of(t, struct mrc_sock, loss_timer);
 
-	mrc_timer_common(msk, MRC_DEFER_LOSS_PROBE, mrc_loss_probe_fire);
+	mrc_timer_common(msk, MRC_DEFER_LOSS_TIMER, mrc_loss_timer_fire);
 	return HRTIMER_NORESTART;
 }
 
@@ -612,8 +630,8 @@ void mrc_release_cb(struct sock *sk)
 		mrc_delack_fire(msk);
 		__sock_put(sk);
 	}
-	if (test_and_clear_bit(MRC_DEFER_LOSS_PROBE, &msk->deferred)) {
-		mrc_loss_probe_fire(msk);
+	if (test_and_clear_bit(MRC_DEFER_LOSS_TIMER, &msk->deferred)) {
+		mrc_loss_timer_fire(msk);
 		__sock_put(sk);
 	}
 	if (test_and_clear_bit(MRC_DEFER_KEEPALIVE, &msk->deferred)) {
@@ -635,8 +653,8 @@ void mrc_timers_init(struct mrc_sock *msk)
 	timer_setup(&msk->rto_timer, mrc_rto_timer, 0);
 	hrtimer_init(&msk->delack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	msk->delack_timer.function = mrc_delack_timer;
-	hrtimer_init(&msk->probe_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	msk->probe_timer.function = mrc_probe_timer;
+	hrtimer_init(&msk->loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	msk->loss_timer.function = mrc_loss_timer;
 	timer_setup(&msk->keepalive_timer, mrc_keepalive_timer, 0);
 	timer_setup(&msk->path_timer, mrc_path_timer, 0);
 }
@@ -644,14 +662,13 @@ void mrc_timers_init(struct mrc_sock *msk)
 /* Stops pending timers (a running handler sees the new state and quits). */
 void mrc_timers_stop(struct mrc_sock *msk)
 {
-	msk->rack_armed = 0;
-	msk->rto_deferred = 0;
 	sk_stop_timer(&msk->sk, &msk->rto_timer);
 	/* as sk_stop_timer(): a cancelled timer's reference goes with it */
 	if (hrtimer_try_to_cancel(&msk->delack_timer) == 1)
 		__sock_put(&msk->sk);
+	msk->rack_at_us = 0;
 	msk->probe_at_us = 0;
-	if (hrtimer_try_to_cancel(&msk->probe_timer) == 1)
+	if (hrtimer_try_to_cancel(&msk->loss_timer) == 1)
 		__sock_put(&msk->sk);
 	sk_stop_timer(&msk->sk, &msk->keepalive_timer);
 	sk_stop_timer(&msk->sk, &msk->path_timer);

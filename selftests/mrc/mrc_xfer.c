@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * mrc_xfer: one verified bulk transfer, for selftests, the demo and benches.
- *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS] [-g MS]  receive one connection
+ *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS] [-g MS] [-s MS]  receive one connection
  *   mrc_xfer -c ADDR [-p PORT] [-n BYTES] [-d SECONDS] [-T] [-U MS] [-e EVS] [-i MS]
  * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  -d SECONDS
  * makes the sender stop after that long instead (at most BYTES), so that a
@@ -18,6 +18,13 @@
  * also prints every delivery gap of at least MS, "gap at_ms=T ms=G" (T: the
  * last delivery before it, since tick 0), so that a test can tell the gap a
  * failure caused from the emulator's stalls elsewhere in the transfer.
+ * -s MS (receiver) also reports when the guest stood still: a thread of
+ * the highest real-time priority pinned to each CPU sleeps 2 ms at a time,
+ * and every span of at least MS in which all of them woke late prints
+ * "stall at_ms=T ms=S" (T: its start, as for gaps), at the end.  One CPU
+ * late may be busy with the transport's own softirq work; all of them late
+ * at once is the emulator not running the guest, so that a test can take
+ * such spans out of a gap rather than guess them.
  * The sender prints "sent=N" or the errno of the failure.
  * -W MS (sender) idles that long after connecting, before it sends: a user
  * timeout shorter than the idle spell must not count it.
@@ -36,6 +43,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +58,140 @@
 #endif
 
 static int gap_report_ms;
+static int stall_report_ms;
+static double stall_start;
+static volatile int stall_stop;
+
+#define STALL_SLEEP_NS	2000000
+/* a CPU's late wake-ups are kept from this long, so that spans meet */
+#define STALL_KEEP_S	0.001
+
+/* One CPU's watcher: the spans [from, to] (mrc_now_s()) it woke late. */
+struct stall_cpu {
+	pthread_t thread;
+	int cpu, n, cap;
+	double *from, *to;
+};
+
+static void *stall_watch(void *arg)
+{
+	struct sched_param sp = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
+	struct timespec ts = { 0, STALL_SLEEP_NS };
+	struct stall_cpu *w = arg;
+	double t0, t1, late;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* best effort: without the privilege a busy guest delays it too */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	while (!stall_stop) {
+		t0 = mrc_now_s();
+		nanosleep(&ts, NULL);
+		t1 = mrc_now_s();
+		late = t1 - t0 - STALL_SLEEP_NS / 1e9;
+		if (late < STALL_KEEP_S)
+			continue;
+		if (w->n == w->cap) {
+			int cap = w->cap ? 2 * w->cap : 1024;
+			double *from = realloc(w->from, cap * sizeof(*from));
+			double *to = from ? realloc(w->to, cap * sizeof(*to)) : NULL;
+
+			if (from)
+				w->from = from;
+			if (!to)
+				continue;
+			w->to = to;
+			w->cap = cap;
+		}
+		w->from[w->n] = t1 - late;
+		w->to[w->n++] = t1;
+	}
+	return NULL;
+}
+
+/*
+ * Narrows the @n spans in @from/@to to where @w's overlap them (both in
+ * time order): what stays is when every CPU so far was late.  Returns the
+ * new count.
+ */
+static int stall_intersect(double *from, double *to, int n, const struct stall_cpu *w)
+{
+	int i = 0, j = 0, k = 0;
+
+	while (i < n && j < w->n) {
+		double lo = from[i] > w->from[j] ? from[i] : w->from[j];
+		double hi = to[i] < w->to[j] ? to[i] : w->to[j];
+
+		if (hi > lo) {
+			from[k] = lo;
+			to[k++] = hi;
+		}
+		if (to[i] < w->to[j])
+			i++;
+		else
+			j++;
+	}
+	return k;
+}
+
+static struct stall_cpu *stall_cpus;
+static int stall_ncpus;
+
+/* Starts a watcher on each CPU this process may run on; 0 when none started. */
+static int stall_start_watching(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	stall_cpus = calloc(CPU_COUNT(&set), sizeof(*stall_cpus));
+	if (!stall_cpus)
+		return 0;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct stall_cpu *w = &stall_cpus[stall_ncpus];
+
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		w->cpu = cpu;
+		if (!pthread_create(&w->thread, NULL, stall_watch, w))
+			stall_ncpus++;
+	}
+	return stall_ncpus;
+}
+
+/* Stops the watchers and prints the spans in which all of them were late. */
+static void stall_report(void)
+{
+	double *from, *to;
+	int i, n;
+
+	stall_stop = 1;
+	for (i = 0; i < stall_ncpus; i++)
+		pthread_join(stall_cpus[i].thread, NULL);
+	n = stall_cpus[0].n;
+	from = malloc((n + 1) * sizeof(*from));
+	to = malloc((n + 1) * sizeof(*to));
+	if (from && to && n) {
+		memcpy(from, stall_cpus[0].from, n * sizeof(*from));
+		memcpy(to, stall_cpus[0].to, n * sizeof(*to));
+		for (i = 1; i < stall_ncpus; i++)
+			n = stall_intersect(from, to, n, &stall_cpus[i]);
+		for (i = 0; i < n; i++)
+			if ((to[i] - from[i]) * 1000 >= stall_report_ms)
+				printf("stall at_ms=%.1f ms=%.1f\n", (from[i] - stall_start) * 1000,
+				       (to[i] - from[i]) * 1000);
+	}
+	free(from);
+	free(to);
+	for (i = 0; i < stall_ncpus; i++) {
+		free(stall_cpus[i].from);
+		free(stall_cpus[i].to);
+	}
+	free(stall_cpus);
+}
 
 static unsigned char pattern(unsigned long long i)
 {
@@ -102,10 +244,13 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 	unsigned long long got = 0, bad = 0, tick_bytes = 0;
 	double start = 0, last = 0, max_gap = 0, next_tick = 0, t;
 	long long busy0 = -1, busy1;
+	int stall_watching = 0, err = 0;
+	ssize_t n;
 
 	*gotp = 0;
 	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		n = recv(fd, buf, sizeof(buf), 0);
+		err = errno;
 
 		t = mrc_now_s();
 		if (!start) {
@@ -114,11 +259,12 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 			next_tick = t + tick_ms / 1000.0;
 			if (tick_ms)
 				print_tick_start();
+			stall_start = t;
+			if (stall_report_ms)
+				stall_watching = stall_start_watching();
 		}
-		if (n < 0) {
-			printf("error=%s bytes=%llu\n", strerror(errno), got);
-			return 1;
-		}
+		if (n < 0)
+			break;
 		if (!n)
 			break;
 		if (t - last > max_gap)
@@ -136,6 +282,12 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 			tick_bytes = 0;
 			next_tick += tick_ms / 1000.0;
 		}
+	}
+	if (stall_watching)
+		stall_report();
+	if (n < 0) {
+		printf("error=%s bytes=%llu\n", strerror(err), got);
+		return 1;
 	}
 	busy1 = busy_ticks();
 	t = last > start ? last - start : 1e-9;
@@ -334,7 +486,7 @@ int main(int argc, char **argv)
 	double secs = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:g:s:")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -351,6 +503,7 @@ int main(int argc, char **argv)
 		case 'K': keep_s = atoi(optarg); break;
 		case 'W': idle_ms = atoi(optarg); break;
 		case 'g': gap_report_ms = atoi(optarg); break;
+		case 's': stall_report_ms = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;

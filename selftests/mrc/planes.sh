@@ -187,12 +187,13 @@ sampled_series() {
 
 # xfer_bg PORT SECS [DST]: a timed MRC transfer a -> b in the background
 # (TX_PID, XFER_PID; the receiver ticks every 100 ms and lists every gap
-# of 5 ms or more with its time; the per-plane sampler runs)
+# of 5 ms or more with its time, and every stall of the guest of 3 ms or
+# more; the per-plane sampler runs)
 xfer_bg() {
 	local dst=${3:-$B4} six=
 	[ "${dst#*:}" != "$dst" ] && six=-6
 	sampler_start
-	xfer_start $NS_B "$1" "$out/rx" -i 100 -g 5 ${six:+"$six"} || return 1
+	xfer_start $NS_B "$1" "$out/rx" -i 100 -g 5 -s 3 ${six:+"$six"} || return 1
 	ip netns exec $NS_A ./mrc_xfer -c "$dst" -p "$1" -n $((1 << 40)) -d "$2" -U 20000 \
 		> "$out/tx" 2>&1 &
 	TX_PID=$!
@@ -239,31 +240,49 @@ inside() {
 # TO_S]; the gap it causes begins at the last delivery before it, or after
 # what was already in flight elsewhere arrived: an RTT later, and the
 # batch process's own delay), and, in NOISE_GAP, the longest elsewhere in
-# the transfer
+# the transfer; each less the time the guest stood still inside it (the
+# receiver's stall lines, mrc_xfer -s): FAIL_RAW and FAIL_STALLED say how
+# the failure's was made up
 fail_gap() {
-	read -r FAIL_GAP NOISE_GAP <<< "$(awk -v lo="$1" -v hi="$2" '/^gap/ {
-		split($2, t, "="); split($3, g, "=")
-		if (t[2] >= lo * 1000 - 50 && t[2] <= hi * 1000 + 300) {
-			if (g[2] > in_) in_ = g[2]
-		} else if (g[2] > out_) out_ = g[2]
-	} END { printf "%.1f %.1f\n", in_, out_ }' "$out/rx")"
+	read -r FAIL_GAP FAIL_RAW FAIL_STALLED NOISE_GAP <<< "$(awk -v lo="$1" -v hi="$2" '
+	/^stall/ { split($2, t, "="); split($3, g, "="); n++; sa[n] = t[2]; sl[n] = g[2] }
+	/^gap/ { split($2, t, "="); split($3, g, "="); m++; ga[m] = t[2]; gl[m] = g[2] }
+	END {
+		for (k = 1; k <= m; k++) {
+			still = 0
+			for (j = 1; j <= n; j++) {
+				a = sa[j] > ga[k] ? sa[j] : ga[k]
+				b = sa[j] + sl[j] < ga[k] + gl[k] ? sa[j] + sl[j] : ga[k] + gl[k]
+				if (b > a) still += b - a
+			}
+			net = gl[k] - still
+			if (ga[k] >= lo * 1000 - 50 && ga[k] <= hi * 1000 + 300) {
+				if (net > in_) { in_ = net; raw = gl[k]; st = still }
+			} else if (net > out_) out_ = net
+		}
+		printf "%.1f %.1f %.1f %.1f\n", in_, raw, st, out_
+	}' "$out/rx")"
 	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "=")
 		if (g[2] >= 20) printf "%s:%s ", t[2], g[2] }' "$out/rx")"
+	echo "# the guest stood still $(awk '/^stall/ { split($3, g, "="); n++; s += g[2] }
+		END { printf "%d times for %.0f ms in all", n, s }' "$out/rx") (3 ms or more each)"
 }
 # gap_ok BOUND_MS: 1 when the longest gap a failure caused (FAIL_GAP) is
 # below BOUND_MS plus the longest gap the same transfer had away from the
-# failure (NOISE_GAP).  The second term is the emulator: under TCG a guest
-# stalls 15-300 ms now and then whatever the transport does, and a stall
-# during a recovery (RACK's verdict waits 1.25 RTTs, or the slowest live
-# path's recent RTT, and a reordering window of up to one more on timers
-# and ACKs, then the resend crosses the surviving plane) lengthens the gap
-# by up to the stall: the CI of 39fde1c
-# failed case 12 at 44.1 ms against 3 x 12.6 with 16.9 ms stalls elsewhere
-# in the run.  Only forgiving a gap no longer than the worst stall (the
-# former rule) ignored stalls that add to the recovery.  A recovery that
-# takes extra rounds costs more than a stall: the fifth session's dead-leaf
-# bug left gaps of 50-90 ms.  The issue's absolute goals are the bench's to
-# report (mrc-bench.rst, Planes), as a time, not asserted here.
+# failure (NOISE_GAP), both less the time the guest stood still inside
+# them.  Under TCG a guest stops 3-300 ms now and then whatever the
+# transport does (the receiver's top-priority sleeper woke that late: 30-110
+# times in a 5 s transfer on an idle host, 400-570 while the host compiled),
+# and a stop during a recovery lengthens the gap by its length: the CI of
+# 39fde1c failed case 12 at 44.1 ms against 3 x 12.6 with 16.9 ms stalls
+# elsewhere in the run.  Those are measured now (mrc_xfer -s) and taken out;
+# what remains elsewhere is the transport's own unevenness under the
+# emulator (bursts, a sender short of CPU: 9-53 ms), which the recovery's
+# gap carries too.  A recovery that takes extra rounds costs more than
+# either: the fifth session's dead-leaf bug left gaps of 50-90 ms, resends
+# onto the dying plane 105 ms (the CI of 72d2cf5 failed case 12 at 57.6 ms).
+# The issue's absolute goals are the bench's to report (mrc-bench.rst,
+# Planes), as a time, not asserted here.
 gap_ok() {
 	awk -v f="$FAIL_GAP" -v b="$1" -v n="$NOISE_GAP" 'BEGIN { print (f < b + n) ? 1 : 0 }'
 }
@@ -392,7 +411,7 @@ if ! planes_missing 2 "MRC: a's plane-1 interface down mid-transfer"; then
 	tap_result $(( inw && XFER_OK && pd1 > pd0 && pu1 > pu0 && d1 * 5 >= d1 + d2 && d1 > 0 )) \
 		"MRC: eth0 down mid-transfer and up: intact, counted (PlaneDown +$((pd1 - pd0)), PlaneUp +$((pu1 - pu0))), plane 1 back ($((d1 * 100 / (d1 + d2 + 1))) % after)"
 	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: eth0 down: longest gap after it ${FAIL_GAP} ms < path RTT ${RTT} ms + 5 ms + the run's own worst stall (${NOISE_GAP} ms)"
+		"MRC: eth0 down: longest gap after it ${FAIL_GAP} ms (${FAIL_RAW} less ${FAIL_STALLED} ms stood still) < path RTT ${RTT} ms + 5 ms + the run's own worst gap elsewhere (${NOISE_GAP} ms)"
 fi
 
 # Plane 1's leaf (a's) blackholed silently 3 s into a transfer (which runs
@@ -424,7 +443,7 @@ if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
 	tap_result $(( inw && XFER_OK && r1 > r0 )) \
 		"MRC: plane 1's leaf blackholed: intact, its EVs retired ($((r1 - r0)))"
 	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: leaf blackholed: longest gap after it ${FAIL_GAP} ms < 3 x loaded RTT ${RTT} ms + the run's own worst stall (${NOISE_GAP} ms)"
+		"MRC: leaf blackholed: longest gap after it ${FAIL_GAP} ms (${FAIL_RAW} less ${FAIL_STALLED} ms stood still) < 3 x loaded RTT ${RTT} ms + the run's own worst gap elsewhere (${NOISE_GAP} ms)"
 	sleep 1
 fi
 
@@ -483,7 +502,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	tap_result $(( inw && XFER_OK && a1 > a0 )) \
 		"MRC: plane 2 dead for 3 s: intact, its EVs re-admitted ($((a1 - a0)))"
 	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: plane 2 dies: plane 1 carries on, longest gap as it died ${FAIL_GAP} ms < 3 x loaded RTT ${RTT} ms + the run's own worst stall (${NOISE_GAP} ms)"
+		"MRC: plane 2 dies: plane 1 carries on, longest gap as it died ${FAIL_GAP} ms (${FAIL_RAW} less ${FAIL_STALLED} ms stood still) < 3 x loaded RTT ${RTT} ms + the run's own worst gap elsewhere (${NOISE_GAP} ms)"
 	tap_result $(( inw && ${n:-0} > 0 && d2 * 5 >= d1 + d2 )) \
 		"MRC: traffic returns to plane 2 ($((d2 * 100 / (d1 + d2 + 1))) % of the bytes after the heal, active EVs on it: $evs)"
 fi
