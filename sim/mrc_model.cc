@@ -199,7 +199,9 @@ void MrcFlow::armRto()
 	rtoTimer = Simulator::Schedule(MicroSeconds(us), &MrcFlow::rtoFire, this);
 }
 
-// timer.c: mrc_arm_rack(); its own exact timer, as the kernel's loss timer (an hrtimer)
+// timer.c: mrc_arm_rack(); its own exact timer, as the kernel's loss timer (an hrtimer);
+// no max_rto_us cap (it bounds the kernel timer's socket reference) and, with no
+// stalls to catch up on, no RACK verdict ahead of a due RTO
 void MrcFlow::armRack(u64 inUs)
 {
 	if (!inUs) {
@@ -222,6 +224,7 @@ void MrcFlow::rackFire()
 	if (queue.empty())
 		return;
 	detectLosses(clockUs());
+	// the kernel then re-arms the tail loss probe, which the model lacks
 	if (stats.lossRack + stats.lossSameEv + stats.lossPathSilent == lost)
 		return;
 	push();

@@ -124,9 +124,10 @@ static inline bool mrc_ev_delivery_known(u8 tx_count, u64 sent_us, u64 now_us, u
  * (mrc_ev_pick_retransmit_alive()).  But a loss is found 1.5 RTTs after its
  * send: an EV of a plane that died a moment after the lost packet left
  * delivered packets sent in between, and a resend on it was lost again, a
- * second 30 ms round of recovery as plane 2 died (planes.sh).  So the EV
- * must also have delivered something sent within a quarter RTT of the
- * newest delivery.
+ * second 30 ms round of recovery as plane 2 died (planes.sh).  So an EV of
+ * the lost packet's path must also have delivered something sent within a
+ * quarter RTT of the newest delivery (another path's comes first so, but
+ * need not).
  * Return: the send time after which a delivery proves an EV alive.
  */
 static inline u64 mrc_ev_alive_since(u64 sent_us, u64 newest_delivered_tx_us, u32 srtt_us)

@@ -443,7 +443,7 @@ struct mrc_sock {
 	u8			backoff;	/* RTO doublings */
 	u8			rto_streak;	/* RTOs since the last delivery */
 	u32			rto_tsval;	/* our tsval when the last RTO resent */
-	u64			rack_at_us;	/* mrc_clock_us() RACK verdicts are due; 0: none */
+	u64			rack_at_us;	/* mrc_clock_us() RACK's next verdict; 0: none */
 	u32			probe_high;	/* snd_nxt when the loss probe went out */
 	u64			probe_at_us;	/* mrc_clock_us() the loss probe is due; 0: none */
 	u32			user_timeout_ms;

@@ -269,7 +269,9 @@ static bool mrc_user_timed_out(struct mrc_sock *msk)
  * rules say.  What it resends has the RTO's full time (armed afresh).
  * Return: true when it found a loss.  An expiry before the deadline (one
  * that moved later, or the cap in mrc_arm_rack()) finds none and leaves the
- * RTO as it was: it must not postpone it.
+ * RTO as it was: it must not postpone it.  With no deadline left, the tail
+ * loss probe, which waited for RACK (mrc_loss_probe_wanted()), may be due:
+ * its packets may have been marked lost otherwise (a path's device down).
  */
 static bool mrc_rack_fire(struct mrc_sock *msk, u64 now_us)
 {
@@ -279,8 +281,11 @@ static bool mrc_rack_fire(struct mrc_sock *msk, u64 now_us)
 	if (!mrc_sending_state(msk) || msk->send_head == skb_peek(&msk->sk.sk_write_queue))
 		return false;
 	mrc_detect_losses(msk, now_us);
-	if (msk->stats.packets_lost == lost)
+	if (msk->stats.packets_lost == lost) {
+		if (!msk->rack_at_us)
+			mrc_arm_loss_probe(msk);
 		return false;
+	}
 	mrc_push(msk);
 	mrc_arm_rto(msk);
 	return true;

@@ -23,8 +23,11 @@
  * and every span of at least MS in which all of them woke late prints
  * "stall at_ms=T ms=S" (T: its start, as for gaps), at the end.  One CPU
  * late may be busy with the transport's own softirq work; all of them late
- * at once is the emulator not running the guest, so that a test can take
- * such spans out of a gap rather than guess them.
+ * at once is, in the main, the emulator not running the guest (every CPU
+ * in interrupt work for that long is possible too), so that a test can
+ * take such spans out of a gap rather than guess them.  A span is seen up
+ * to one sleep late, so less is taken out, not more.  Where a watcher
+ * cannot be pinned or made real-time, "stall_watch=off" and no spans.
  * The sender prints "sent=N" or the errno of the failure.
  * -W MS (sender) idles that long after connecting, before it sends: a user
  * timeout shorter than the idle spell must not count it.
@@ -63,13 +66,21 @@ static double stall_start;
 static volatile int stall_stop;
 
 #define STALL_SLEEP_NS	2000000
-/* a CPU's late wake-ups are kept from this long, so that spans meet */
+/*
+ * A CPU's wake-ups at least this late are kept: the CPUs' spans of one
+ * stall differ by their timers' phases, and each must cover it whole
+ */
 #define STALL_KEEP_S	0.001
 
-/* One CPU's watcher: the spans [from, to] (mrc_now_s()) it woke late. */
+/*
+ * One CPU's watcher: the spans [from, to] (mrc_now_s()) it woke late, in
+ * time order and disjoint (each begins after the previous sleep ended);
+ * @ok once pinned and real-time.
+ */
 struct stall_cpu {
 	pthread_t thread;
 	int cpu, n, cap;
+	volatile int ok;
 	double *from, *to;
 };
 
@@ -83,10 +94,10 @@ static void *stall_watch(void *arg)
 
 	CPU_ZERO(&set);
 	CPU_SET(w->cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	/* best effort: without the privilege a busy guest delays it too */
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	while (!stall_stop) {
+	/* an ordinary thread is late whenever the transfer keeps a CPU busy */
+	w->ok = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set) &&
+		!pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	while (!stall_stop && w->ok) {
 		t0 = mrc_now_s();
 		nanosleep(&ts, NULL);
 		t1 = mrc_now_s();
@@ -112,11 +123,13 @@ static void *stall_watch(void *arg)
 }
 
 /*
- * Narrows the @n spans in @from/@to to where @w's overlap them (both in
- * time order): what stays is when every CPU so far was late.  Returns the
- * new count.
+ * The overlaps of the @n spans in @from/@to with @w's (both in time order,
+ * disjoint) into @ofrom/@oto, which hold n + w->n: when every CPU so far
+ * was late.  One span may overlap several of the other list.  Returns the
+ * count.
  */
-static int stall_intersect(double *from, double *to, int n, const struct stall_cpu *w)
+static int stall_intersect(const double *from, const double *to, int n,
+			   const struct stall_cpu *w, double *ofrom, double *oto)
 {
 	int i = 0, j = 0, k = 0;
 
@@ -125,8 +138,8 @@ static int stall_intersect(double *from, double *to, int n, const struct stall_c
 		double hi = to[i] < w->to[j] ? to[i] : w->to[j];
 
 		if (hi > lo) {
-			from[k] = lo;
-			to[k++] = hi;
+			ofrom[k] = lo;
+			oto[k++] = hi;
 		}
 		if (to[i] < w->to[j])
 			i++;
@@ -137,7 +150,7 @@ static int stall_intersect(double *from, double *to, int n, const struct stall_c
 }
 
 static struct stall_cpu *stall_cpus;
-static int stall_ncpus;
+static int stall_ncpus, stall_ncpus_wanted;
 
 /* Starts a watcher on each CPU this process may run on; 0 when none started. */
 static int stall_start_watching(void)
@@ -150,6 +163,8 @@ static int stall_start_watching(void)
 	stall_cpus = calloc(CPU_COUNT(&set), sizeof(*stall_cpus));
 	if (!stall_cpus)
 		return 0;
+	/* a CPU not watched would make every other CPU's lateness count */
+	stall_ncpus_wanted = CPU_COUNT(&set);
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		struct stall_cpu *w = &stall_cpus[stall_ncpus];
 
@@ -165,20 +180,33 @@ static int stall_start_watching(void)
 /* Stops the watchers and prints the spans in which all of them were late. */
 static void stall_report(void)
 {
-	double *from, *to;
-	int i, n;
+	double *from = NULL, *to = NULL, *ofrom = NULL, *oto = NULL, *swap;
+	int i, n, all, ok = stall_ncpus == stall_ncpus_wanted;
 
 	stall_stop = 1;
-	for (i = 0; i < stall_ncpus; i++)
+	for (i = 0, all = 0; i < stall_ncpus; i++) {
 		pthread_join(stall_cpus[i].thread, NULL);
+		ok &= stall_cpus[i].ok;
+		all += stall_cpus[i].n;
+	}
 	n = stall_cpus[0].n;
-	from = malloc((n + 1) * sizeof(*from));
-	to = malloc((n + 1) * sizeof(*to));
-	if (from && to && n) {
+	if (ok && n) {
+		from = malloc(all * sizeof(*from));
+		to = malloc(all * sizeof(*to));
+		ofrom = malloc(all * sizeof(*ofrom));
+		oto = malloc(all * sizeof(*oto));
+		ok = from && to && ofrom && oto;
+	}
+	if (!ok) {
+		printf("stall_watch=off\n");
+	} else if (n) {
 		memcpy(from, stall_cpus[0].from, n * sizeof(*from));
 		memcpy(to, stall_cpus[0].to, n * sizeof(*to));
-		for (i = 1; i < stall_ncpus; i++)
-			n = stall_intersect(from, to, n, &stall_cpus[i]);
+		for (i = 1; i < stall_ncpus; i++) {
+			n = stall_intersect(from, to, n, &stall_cpus[i], ofrom, oto);
+			swap = from, from = ofrom, ofrom = swap;
+			swap = to, to = oto, oto = swap;
+		}
 		for (i = 0; i < n; i++)
 			if ((to[i] - from[i]) * 1000 >= stall_report_ms)
 				printf("stall at_ms=%.1f ms=%.1f\n", (from[i] - stall_start) * 1000,
@@ -186,6 +214,8 @@ static void stall_report(void)
 	}
 	free(from);
 	free(to);
+	free(ofrom);
+	free(oto);
 	for (i = 0; i < stall_ncpus; i++) {
 		free(stall_cpus[i].from);
 		free(stall_cpus[i].to);
@@ -270,7 +300,7 @@ static int receive_all(int fd, int tick_ms, unsigned long long *gotp)
 		if (t - last > max_gap)
 			max_gap = t - last;
 		if (gap_report_ms && (t - last) * 1000 >= gap_report_ms)
-			printf("gap at_ms=%.0f ms=%.1f\n", (last - start) * 1000, (t - last) * 1000);
+			printf("gap at_ms=%.1f ms=%.1f\n", (last - start) * 1000, (t - last) * 1000);
 		last = t;
 		for (ssize_t i = 0; i < n; i++)
 			bad += buf[i] != pattern(got + i);
