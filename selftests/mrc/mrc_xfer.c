@@ -72,16 +72,21 @@ static volatile int stall_stop;
  */
 #define STALL_KEEP_S	0.001
 
+/* A span [from, to] (mrc_now_s()) in which a watcher woke late */
+struct stall_span {
+	double from, to;
+};
+
 /*
- * One CPU's watcher: the spans [from, to] (mrc_now_s()) it woke late, in
- * time order and disjoint (each begins after the previous sleep ended);
- * @ok once pinned and real-time.
+ * One CPU's watcher: the spans it woke late, in time order and disjoint
+ * (each begins after the previous sleep ended); @ok once pinned and
+ * real-time.
  */
 struct stall_cpu {
 	pthread_t thread;
 	int cpu, n, cap;
 	volatile int ok;
-	double *from, *to;
+	struct stall_span *span;
 };
 
 static void *stall_watch(void *arg)
@@ -106,42 +111,37 @@ static void *stall_watch(void *arg)
 			continue;
 		if (w->n == w->cap) {
 			int cap = w->cap ? 2 * w->cap : 1024;
-			double *from = realloc(w->from, cap * sizeof(*from));
-			double *to = from ? realloc(w->to, cap * sizeof(*to)) : NULL;
+			struct stall_span *span = realloc(w->span, cap * sizeof(*span));
 
-			if (from)
-				w->from = from;
-			if (!to)
+			if (!span)
 				continue;
-			w->to = to;
+			w->span = span;
 			w->cap = cap;
 		}
-		w->from[w->n] = t1 - late;
-		w->to[w->n++] = t1;
+		w->span[w->n++] = (struct stall_span){ t1 - late, t1 };
 	}
 	return NULL;
 }
 
 /*
- * The overlaps of the @n spans in @from/@to with @w's (both in time order,
- * disjoint) into @ofrom/@oto, which hold n + w->n: when every CPU so far
- * was late.  One span may overlap several of the other list.  Returns the
+ * The overlaps of the @n spans @in with @w's (both in time order,
+ * disjoint) into @out, which holds n + w->n: when every CPU so far was
+ * late.  One span may overlap several of the other list.  Returns the
  * count.
  */
-static int stall_intersect(const double *from, const double *to, int n,
-			   const struct stall_cpu *w, double *ofrom, double *oto)
+static int stall_intersect(const struct stall_span *in, int n, const struct stall_cpu *w,
+			   struct stall_span *out)
 {
 	int i = 0, j = 0, k = 0;
 
 	while (i < n && j < w->n) {
-		double lo = from[i] > w->from[j] ? from[i] : w->from[j];
-		double hi = to[i] < w->to[j] ? to[i] : w->to[j];
+		const struct stall_span *a = &in[i], *b = &w->span[j];
+		double lo = a->from > b->from ? a->from : b->from;
+		double hi = a->to < b->to ? a->to : b->to;
 
-		if (hi > lo) {
-			ofrom[k] = lo;
-			oto[k++] = hi;
-		}
-		if (to[i] < w->to[j])
+		if (hi > lo)
+			out[k++] = (struct stall_span){ lo, hi };
+		if (a->to < b->to)
 			i++;
 		else
 			j++;
@@ -180,7 +180,7 @@ static int stall_start_watching(void)
 /* Stops the watchers and prints the spans in which all of them were late. */
 static void stall_report(void)
 {
-	double *from = NULL, *to = NULL, *ofrom = NULL, *oto = NULL, *swap;
+	struct stall_span *cur = NULL, *out = NULL, *swap;
 	int i, n, all, ok = stall_ncpus == stall_ncpus_wanted;
 
 	stall_stop = 1;
@@ -191,35 +191,27 @@ static void stall_report(void)
 	}
 	n = stall_cpus[0].n;
 	if (ok && n) {
-		from = malloc(all * sizeof(*from));
-		to = malloc(all * sizeof(*to));
-		ofrom = malloc(all * sizeof(*ofrom));
-		oto = malloc(all * sizeof(*oto));
-		ok = from && to && ofrom && oto;
+		cur = malloc(all * sizeof(*cur));
+		out = malloc(all * sizeof(*out));
+		ok = cur && out;
 	}
 	if (!ok) {
 		printf("stall_watch=off\n");
 	} else if (n) {
-		memcpy(from, stall_cpus[0].from, n * sizeof(*from));
-		memcpy(to, stall_cpus[0].to, n * sizeof(*to));
+		memcpy(cur, stall_cpus[0].span, n * sizeof(*cur));
 		for (i = 1; i < stall_ncpus; i++) {
-			n = stall_intersect(from, to, n, &stall_cpus[i], ofrom, oto);
-			swap = from, from = ofrom, ofrom = swap;
-			swap = to, to = oto, oto = swap;
+			n = stall_intersect(cur, n, &stall_cpus[i], out);
+			swap = cur, cur = out, out = swap;
 		}
 		for (i = 0; i < n; i++)
-			if ((to[i] - from[i]) * 1000 >= stall_report_ms)
-				printf("stall at_ms=%.1f ms=%.1f\n", (from[i] - stall_start) * 1000,
-				       (to[i] - from[i]) * 1000);
+			if ((cur[i].to - cur[i].from) * 1000 >= stall_report_ms)
+				printf("stall at_ms=%.1f ms=%.1f\n", (cur[i].from - stall_start) * 1000,
+				       (cur[i].to - cur[i].from) * 1000);
 	}
-	free(from);
-	free(to);
-	free(ofrom);
-	free(oto);
-	for (i = 0; i < stall_ncpus; i++) {
-		free(stall_cpus[i].from);
-		free(stall_cpus[i].to);
-	}
+	free(cur);
+	free(out);
+	for (i = 0; i < stall_ncpus; i++)
+		free(stall_cpus[i].span);
 	free(stall_cpus);
 }
 
