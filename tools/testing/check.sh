@@ -56,5 +56,7 @@ fi
 	echo "### VM boot deaths retried in the selftests: $(cat "$RESULTS/selftest/boot-retries")"
 echo "### make check took $(( $(date +%s) - start )) s"
 [ ${#failed_stages[@]} -eq 0 ] || echo "### failed: ${failed_stages[*]}"
+# the failed selftests' own lines last: CI keeps only the log's tail
+[ -s "$RESULTS/selftest/failures" ] && cat "$RESULTS/selftest/failures"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

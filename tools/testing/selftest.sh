@@ -39,6 +39,7 @@ if [ $# -eq 0 ]; then
 fi
 
 pass=0 fail=0 skip=0 boots=0
+rm -f "$results/failures"
 for t in "${tests[@]}"; do
 	out=$results/$t
 	mkdir -p "$out"
@@ -56,6 +57,16 @@ for t in "${tests[@]}"; do
 	# boots that died before the test started and were retried (run-vm.sh)
 	b=$(cat "$out/boot-retries" 2>/dev/null || echo 0)
 	echo "# selftest $t: rc=$rc passed=$p failed=$f skipped=$s boot-retries=$b"
+	# what failed, with the lines just before each "not ok" (a case's figures),
+	# kept for the end of the log, where CI shows only the tail
+	if [ "$f" -ne 0 ]; then
+		{
+			echo "# FAILED $t (rc=$rc):"
+			awk '/^not ok/ { for (i = n - 3; i < n; i++) if (i >= 0) print "#   " l[i % 3]; print "#   " $0 }
+			     { l[n++ % 3] = $0 }' "$out/tap.log" | tail -n 24
+			[ "$rc" -ne 0 ] && tail -n 3 "$out/tap.log" | sed 's/^/#   /'
+		} >> "$results/failures"
+	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s)) boots=$((boots + b))
 done
 echo "$pass $fail $skip" > "$results/counts"
