@@ -492,10 +492,11 @@ void MrcFlow::echoRcv(struct mrc_ev *e, u16 cap, u16 port, u32 tsecr, u16 &echoP
 // output.c: mrc_send_ctrl(MRC_T_ACK) / mrc_send_ack_twice(), mrc_fill_header()
 void MrcFlow::sendAck(u8 flags, int avoid, bool twice)
 {
-	unsigned long since = sim_jiffies() - MRC_EV_ECHO_TRUST_MS;
 	bool explore = !twice && !(++acks_sent % MRC_EV_ACK_EXPLORE);
+	unsigned long since = sim_jiffies() - MRC_EV_ECHO_TRUST_MS;
+	// a host has one address here: mrc_paths_rx_live() has no paths to weigh
 	int idx = evOrFallback(mrc_ev_pick_ack(rcvEvs.data(), rcvEvs.size(), avoid, since,
-					       explore), avoid);
+					       MRC_EV_ALL_PATHS, &ackPath, explore), avoid);
 	u32 held[MRC_SACK_BITS];
 	unsigned int n = 0;
 
@@ -511,7 +512,8 @@ void MrcFlow::sendAck(u8 flags, int avoid, bool twice)
 	if (twice) {
 		SimPacket *copy = fab.alloc();
 		int second = evOrFallback(mrc_ev_pick_ack(rcvEvs.data(), rcvEvs.size(), idx,
-							  since, false), idx);
+							  since, MRC_EV_ALL_PATHS, &ackPath,
+							  false), idx);
 
 		*copy = *p;
 		copy->ev = rcvEvs[second].port;

@@ -138,6 +138,7 @@ private:
 	u32 ack_pending = 0;
 	bool ce_pending = false;
 	u8 acks_sent = 0;
+	u8 ackPath = 0;		// mrc_sock.ack_path
 	u16 rcv_echo_port = 0;
 	u32 rcv_echo_tsecr = 0;
 	ns3::EventId delackTimer;

@@ -202,10 +202,10 @@ static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u6
 
 /*
  * Smooth weighted round robin over the active EVs that pass @filter and are
- * not on @skip_path (-1: any path).
+ * on a path in @paths (a bit per path index).
  */
 static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filter filter,
-		       u64 since, int skip_path)
+		       u64 since, u32 paths)
 {
 	s32 total = 0;
 	int i, best = -1;
@@ -213,7 +213,7 @@ static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filte
 	for (i = 0; i < cap; i++) {
 		struct mrc_ev *ev = &evs[i];
 
-		if (ev->state != MRC_EV_ACTIVE || i == avoid || ev->path == skip_path ||
+		if (ev->state != MRC_EV_ACTIVE || i == avoid || !(paths & BIT(ev->path)) ||
 		    !mrc_ev_passes(ev, filter, since))
 			continue;
 		ev->swrr += ev->weight;
@@ -240,7 +240,7 @@ static int mrc_ev_swrr(struct mrc_ev *evs, u16 cap, int avoid, enum mrc_ev_filte
  */
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ANY, 0, -1);
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ANY, 0, MRC_EV_ALL_PATHS);
 
 	if (best < 0)
 		return avoid >= 0 && avoid < cap && evs[avoid].state == MRC_EV_ACTIVE ?
@@ -265,7 +265,7 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick);
  */
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid)
 {
-	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_PROVEN, 0, -1);
+	int best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_PROVEN, 0, MRC_EV_ALL_PATHS);
 	unsigned long newest = 0;
 	bool echoed = false;
 	u16 i;
@@ -288,7 +288,8 @@ int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid)
 	}
 	if (echoed) {
 		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ECHOED,
-				   newest - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS), -1);
+				   newest - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS),
+				   MRC_EV_ALL_PATHS);
 		if (best >= 0)
 			return best;
 	}
@@ -337,15 +338,53 @@ int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sen
 	int best = -1;
 
 	if (avoid >= 0 && avoid < cap) {
-		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, evs[avoid].path);
+		u32 others = ~BIT(evs[avoid].path);
+
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, others);
 		if (best < 0 && since > sent_us)
-			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, evs[avoid].path);
+			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, others);
 	}
 	if (best < 0)
-		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, -1);
+		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, MRC_EV_ALL_PATHS);
 	return best >= 0 ? best : mrc_ev_pick_retransmit(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit_alive);
+
+/**
+ * mrc_paths_rx_live() - the paths the peer's packets lately came in on
+ * @paths: the connection's paths
+ * @npaths: how many
+ * @now: jiffies
+ * @lag: jiffies a path may stay silent behind the newest arrival (an RTT)
+ *
+ * A plane that fails takes both directions of its links: when the peer's
+ * packets stop coming in on a path while they go on coming on another,
+ * ours on it get lost too.  This is what a receiver knows of its ACKs'
+ * paths without an echo, and its sender's choice, not its own, decides it.
+ * Return: a bit per path that had an arrival within @lag of the newest,
+ * or every path when nothing came in during MRC_EV_ECHO_TRUST_MS.
+ */
+u32 mrc_paths_rx_live(const struct mrc_path *paths, u8 npaths, unsigned long now,
+		      unsigned long lag)
+{
+	unsigned long newest = 0;
+	bool any = false;
+	u32 live = 0;
+	u8 p;
+
+	for (p = 0; p < npaths; p++) {
+		if (paths[p].rx && (!any || time_after(paths[p].rx_at, newest)))
+			newest = paths[p].rx_at;
+		any |= paths[p].rx;
+	}
+	if (!any || time_before(newest, now - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS)))
+		return MRC_EV_ALL_PATHS;
+	for (p = 0; p < npaths; p++)
+		if (paths[p].rx && !time_before(paths[p].rx_at, newest - lag))
+			live |= BIT(p);
+	return live;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_paths_rx_live);
 
 /**
  * mrc_ev_pick_ack() - the EV for a pure ACK
@@ -353,29 +392,63 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit_alive);
  * @cap: number of slots
  * @avoid: slot not to use if another qualifies (a second copy), or -1
  * @since: jiffies: an EV echoed since then is trusted
+ * @paths: a bit per path worth an ACK (mrc_paths_rx_live()); the others
+ *	only when no EV of these is active
+ * @turn: the path of the previous ACK, advanced to this one's
  * @explore: choose among all active EVs (how new EVs get echoed)
  *
  * ACKs are never acknowledged, so a receiver cannot learn from losses that
  * an EV of its own sits on a dead path: during a one-spine failure a
  * quarter of its ACKs vanished, and a sender with a small window lost its
  * ACK clock on each (an RTO every 20 ms, the window pinned at 2).  Its one
- * sign of a working path is the peer's echo: every packet names the EV of
- * the last packet received from us (ack_ev).  ACKs go on EVs echoed since
- * @since, by weighted choice; with fewer than MRC_EV_ACK_MIN_ECHOED of them
- * (a new connection, a quiet peer, or the echoed paths died and aged out),
- * or when asked to @explore, on any active EV.
+ * sign of a working EV is the peer's echo: every packet names the EV of
+ * the last packet received from us (ack_ev).
+ *
+ * The paths of @paths take turns, so that a plane's death takes at most
+ * its share of the ACKs.  Choosing among the echoed EVs of all paths let
+ * them gather on one plane: the peer echoes only the newest ACK it got, so
+ * a slower path's ACKs are rarely echoed, and in a tenth to a third of
+ * 20 ms spans all ACKs took one plane; when that one died, none reached
+ * the sender for 48-250 ms, and it took spurious RTOs (planes.sh).  On the
+ * path, ACKs go on its EVs echoed since @since, by weighted choice; with
+ * fewer than MRC_EV_ACK_MIN_ECHOED of them (a new connection, a quiet peer,
+ * a slow path) on any of its active EVs.  Asked to @explore, any active
+ * EV.
  * Return: slot index, or -1 when no EV is active.
  */
-int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, bool explore)
+int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, u32 paths,
+		    u8 *turn, bool explore)
 {
-	u16 i, echoed = 0;
+	u16 trusted[MRC_MAX_PATHS] = {};
+	u32 usable = 0;
+	int best;
+	u8 p, k;
+	u16 i;
 
-	for (i = 0; i < cap && !explore && echoed < MRC_EV_ACK_MIN_ECHOED; i++)
-		echoed += evs[i].state == MRC_EV_ACTIVE && i != avoid &&
-			  mrc_ev_passes(&evs[i], MRC_EV_ECHOED, since);
-	if (echoed < MRC_EV_ACK_MIN_ECHOED)
+	if (explore)
 		return mrc_ev_pick(evs, cap, avoid);
-	return mrc_ev_swrr(evs, cap, avoid, MRC_EV_ECHOED, since, -1);
+	for (i = 0; i < cap; i++) {
+		const struct mrc_ev *ev = &evs[i];
+
+		if (ev->state != MRC_EV_ACTIVE || i == avoid || ev->path >= MRC_MAX_PATHS)
+			continue;
+		usable |= BIT(ev->path);
+		trusted[ev->path] += mrc_ev_passes(ev, MRC_EV_ECHOED, since);
+	}
+	if (usable & paths)
+		usable &= paths;
+	if (!usable)
+		return mrc_ev_pick(evs, cap, avoid);
+	for (k = 1, p = *turn; k <= MRC_MAX_PATHS; k++) {
+		p = (*turn + k) % MRC_MAX_PATHS;
+		if (usable & BIT(p))
+			break;
+	}
+	*turn = p;
+	best = mrc_ev_swrr(evs, cap, avoid,
+			   trusted[p] >= MRC_EV_ACK_MIN_ECHOED ? MRC_EV_ECHOED : MRC_EV_ANY,
+			   since, BIT(p));
+	return best >= 0 ? best : mrc_ev_pick(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_ack);
 

@@ -9,8 +9,12 @@
 #include <linux/types.h>
 
 struct mrc_ev;
+struct mrc_path;
 
-/* Fewer EVs echoed recently than this: ACKs go on any active EV */
+/* a path mask (a bit per path index): every path */
+#define MRC_EV_ALL_PATHS	U32_MAX
+
+/* Fewer EVs of a path echoed recently than this: its ACKs go on any of its active EVs */
 #define MRC_EV_ACK_MIN_ECHOED	4
 /* How long an echo keeps an EV trusted for ACKs, and one ACK in how many explores */
 #define MRC_EV_ECHO_TRUST_MS	50
@@ -45,7 +49,10 @@ int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,
 				 u64 since);
-int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, bool explore);
+int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, u32 paths,
+		    u8 *turn, bool explore);
+u32 mrc_paths_rx_live(const struct mrc_path *paths, u8 npaths, unsigned long now,
+		      unsigned long lag);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us);
 void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us);
 void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us);

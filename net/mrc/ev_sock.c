@@ -123,15 +123,23 @@ int mrc_pick_ev(struct mrc_sock *msk, int avoid)
 }
 
 /*
- * The EV for a pure ACK (mrc_ev_pick_ack()): one the peer echoed lately;
- * every MRC_EV_ACK_EXPLORE-th ACK that others follow may @explore any.
+ * The EV for a pure ACK (mrc_ev_pick_ack()): the paths the peer's packets
+ * lately came in on take turns, each on an EV the peer echoed lately; every
+ * MRC_EV_ACK_EXPLORE-th ACK that others follow may @explore any.  A path
+ * counts as lately while it had an arrival within an RTT of the newest,
+ * the larger of ours as a sender and as a receiver (which includes the
+ * peer's wait before it sends): one passed over while it works costs only
+ * a narrower spread of ACKs.
  */
 int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
 {
-	unsigned long since = jiffies - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS);
+	unsigned long lag = usecs_to_jiffies(max(msk->rtt.srtt_us, msk->rcv_rtt_us));
+	unsigned long now = jiffies;
+	u32 paths = mrc_paths_rx_live(msk->paths, msk->npaths, now, max(lag, 2UL));
 
-	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid, since,
-						  explore), avoid);
+	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid,
+						  now - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS),
+						  paths, &msk->ack_path, explore), avoid);
 }
 
 /*

@@ -863,6 +863,7 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_count(msk->mn, MRC_C_RX_DROP_BADID);
 		goto drop;
 	}
+	mrc_path_rx(msk, &local, &remote);
 	if (hdr.type == MRC_T_RST) {
 		/*
 		 * Only a RST at exactly the next expected PSN resets (RFC 5961's
@@ -1247,10 +1248,10 @@ static struct sk_buff *mrc_train_data(struct sk_buff *skb, const struct mrc_trai
  * of its packets in order: next PSN, nothing held out of order, a stream
  * still receiving, from its peer.
  */
-static bool mrc_train_fits(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_train *t)
+static bool mrc_train_fits(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_train *t,
+			   union mrc_addr *local, union mrc_addr *remote)
 {
 	struct sock *sk = &msk->sk;
-	union mrc_addr local, remote;
 	u32 psn = ntohl(t->first.psn);
 
 	if ((msk->state != MRC_STATE_ESTABLISHED && msk->state != MRC_STATE_FIN_WAIT) ||
@@ -1259,8 +1260,8 @@ static bool mrc_train_fits(struct mrc_sock *msk, struct sk_buff *skb, const stru
 	    !RB_EMPTY_ROOT(&msk->ooo_queue) ||
 	    !mrc_psn_in_window(psn + t->n - 1, msk->rcv_nxt, MRC_RCV_WINDOW_PKTS))
 		return false;
-	mrc_hdr_addrs(skb, &t->first, &local, &remote);
-	return mrc_peer_known(msk, &remote);
+	mrc_hdr_addrs(skb, &t->first, local, remote);
+	return mrc_peer_known(msk, remote);
 }
 
 /*
@@ -1273,6 +1274,7 @@ static bool mrc_train_fits(struct mrc_sock *msk, struct sk_buff *skb, const stru
 static bool mrc_train_take(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_train *t)
 {
 	struct mrc_net *mn = msk->mn;
+	union mrc_addr local, remote;
 	struct sock *sk = &msk->sk;
 	unsigned int truesize = 0;
 	struct sk_buff_head q;
@@ -1280,8 +1282,9 @@ static bool mrc_train_take(struct mrc_sock *msk, struct sk_buff *skb, const stru
 	u32 i;
 
 	lockdep_assert(lockdep_sock_is_held(sk));
-	if (!mrc_train_fits(msk, skb, t))
+	if (!mrc_train_fits(msk, skb, t, &local, &remote))
 		return false;
+	mrc_path_rx(msk, &local, &remote);
 	__skb_queue_head_init(&q);
 	for (i = 0; i < t->n; i += MAX_SKB_FRAGS) {
 		d = mrc_train_data(skb, t, i, min_t(u32, i + MAX_SKB_FRAGS, t->n));

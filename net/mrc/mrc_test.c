@@ -407,36 +407,124 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 static void mrc_ev_pick_ack_test(struct kunit *test)
 {
 	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	unsigned long now = 100000, since = now - 50;
 	struct mrc_ev evs[EV_CAP];
-	unsigned long now = 100000;
 	int i, idx;
 	u32 born = 0;
+	u8 turn = 0;
 
 	mrc_evs_init(evs, EV_CAP, 8, &r, &born);
 	/* nothing echoed yet: any active EV */
 	for (i = 0; i < 8; i++)
-		KUNIT_EXPECT_GE(test, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false), 0);
+		KUNIT_EXPECT_GE(test, mrc_ev_pick_ack(evs, EV_CAP, -1, since, MRC_EV_ALL_PATHS,
+						      &turn, false), 0);
 	/* slots 0..4 echoed lately, 5 long ago, 6 and 7 never */
 	for (i = 0; i < 6; i++)
 		mrc_ev_echoed(&evs[i], i == 5 ? now - 500 : now - 10);
 	for (i = 0; i < 100; i++) {
-		idx = mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false);
+		idx = mrc_ev_pick_ack(evs, EV_CAP, -1, since, MRC_EV_ALL_PATHS, &turn, false);
 		KUNIT_EXPECT_TRUE(test, idx >= 0 && idx <= 4);
 	}
 	/* a second copy avoids the first */
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_NE(test, mrc_ev_pick_ack(evs, EV_CAP, 2, now - 50, false), 2);
+		KUNIT_EXPECT_NE(test, mrc_ev_pick_ack(evs, EV_CAP, 2, since, MRC_EV_ALL_PATHS,
+						      &turn, false), 2);
 	/* exploring: every active EV gets its turn */
 	for (i = 0; i < 8; i++)
-		idx = max(idx, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, true));
+		idx = max(idx, mrc_ev_pick_ack(evs, EV_CAP, -1, since, MRC_EV_ALL_PATHS, &turn,
+					       true));
 	KUNIT_EXPECT_EQ(test, idx, 7);
 	/* fewer than MRC_EV_ACK_MIN_ECHOED recent: any EV again */
 	for (i = 0; i < 5 - (MRC_EV_ACK_MIN_ECHOED - 1); i++)
 		evs[i].echoed = false;
 	idx = -1;
 	for (i = 0; i < 8; i++)
-		idx = max(idx, mrc_ev_pick_ack(evs, EV_CAP, -1, now - 50, false));
+		idx = max(idx, mrc_ev_pick_ack(evs, EV_CAP, -1, since, MRC_EV_ALL_PATHS, &turn,
+					       false));
 	KUNIT_EXPECT_EQ(test, idx, 7);
+}
+
+/* The slots that @n ACK choices took (a bit each), and how many went on path 1. */
+static u32 mrc_ev_ack_slots(struct mrc_ev *evs, unsigned long since, u32 paths, u8 *turn,
+			    int n, int *on_path1)
+{
+	u32 slots = 0;
+	int idx;
+
+	*on_path1 = 0;
+	while (n--) {
+		idx = mrc_ev_pick_ack(evs, EV_CAP, -1, since, paths, turn, false);
+		slots |= BIT(idx);
+		*on_path1 += evs[idx].path == 1;
+	}
+	return slots;
+}
+
+/*
+ * The paths take turns, whichever has more echoed EVs; each uses its own
+ * echoed EVs, or all its EVs while it has fewer than MRC_EV_ACK_MIN_ECHOED;
+ * a path the peer's packets stopped coming in on gets none.
+ */
+static void mrc_ev_pick_ack_path_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	unsigned long now = 100000, since = now - 50;
+	struct mrc_ev evs[EV_CAP];
+	int i, on_path1;
+	u32 born = 0;
+	u8 turn = 0;
+
+	mrc_evs_init(evs, EV_CAP, 13, &r, &born);
+	/* slots 0..7 on path 0, all echoed; 8..12 on path 1, one echoed */
+	for (i = 0; i < 13; i++) {
+		evs[i].path = i >= 8;
+		if (i < 9)
+			mrc_ev_echoed(&evs[i], now - 10);
+	}
+	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, MRC_EV_ALL_PATHS, &turn, 32,
+					       &on_path1), 0x1fff);
+	KUNIT_EXPECT_EQ(test, on_path1, 16);
+	/* path 1 with four echoed: only those */
+	for (i = 9; i < 12; i++)
+		mrc_ev_echoed(&evs[i], now - 10);
+	evs[0].echoed = false;
+	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, MRC_EV_ALL_PATHS, &turn, 32,
+					       &on_path1), 0xffe);
+	KUNIT_EXPECT_EQ(test, on_path1, 16);
+	/* only path 0 lately heard from: path 1 gets nothing */
+	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, BIT(0), &turn, 32, &on_path1),
+			0xfe);
+	KUNIT_EXPECT_EQ(test, on_path1, 0);
+	/* ... unless no EV of path 0 is active */
+	for (i = 0; i < 8; i++)
+		evs[i].state = MRC_EV_RETIRED;
+	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, BIT(0), &turn, 8, &on_path1),
+			0xf00);
+}
+
+/* The paths the peer's packets lately came in on */
+static void mrc_paths_rx_live_test(struct kunit *test)
+{
+	unsigned long now = 100000, trust = msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS);
+	struct mrc_path paths[3] = {};
+
+	/* nothing came in: every path */
+	KUNIT_EXPECT_EQ(test, mrc_paths_rx_live(paths, 3, now, 2), MRC_EV_ALL_PATHS);
+	paths[0].rx = true;
+	paths[1].rx = true;
+	paths[0].rx_at = now - 1;
+	paths[1].rx_at = now - 3;
+	KUNIT_EXPECT_EQ(test, mrc_paths_rx_live(paths, 3, now, 2), BIT(0) | BIT(1));
+	/* path 1 silent for more than the lag while path 0 goes on */
+	paths[0].rx_at = now;
+	KUNIT_EXPECT_EQ(test, mrc_paths_rx_live(paths, 3, now, 2), BIT(0));
+	/* both silent longer than an echo is trusted: no knowledge, every path */
+	KUNIT_EXPECT_EQ(test, mrc_paths_rx_live(paths, 3, now + trust + 1, 2),
+			MRC_EV_ALL_PATHS);
+	/* jiffies wrapping between the arrivals */
+	paths[0].rx_at = 1;
+	paths[1].rx_at = ULONG_MAX;
+	KUNIT_EXPECT_EQ(test, mrc_paths_rx_live(paths, 3, 2, 2), BIT(0) | BIT(1));
 }
 
 static void mrc_ev_weight_test(struct kunit *test)
@@ -972,6 +1060,8 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
 	KUNIT_CASE(mrc_ev_pick_retransmit_test),
 	KUNIT_CASE(mrc_ev_pick_ack_test),
+	KUNIT_CASE(mrc_ev_pick_ack_path_test),
+	KUNIT_CASE(mrc_paths_rx_live_test),
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
 	KUNIT_CASE(mrc_ev_paths_test),

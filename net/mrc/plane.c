@@ -369,6 +369,40 @@ bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote)
 	return false;
 }
 
+/**
+ * mrc_path_rx() - a packet of the peer came in from @remote to @local
+ * @msk: connection (socket lock held)
+ * @local: the packet's destination
+ * @remote: its source, a known peer address (mrc_peer_known())
+ *
+ * Stamps the path it came in on, which tells the ACKs where the peer's
+ * packets still arrive (mrc_paths_rx_live()).  The peer's packets come in
+ * runs on one path: the last one's is tried first.
+ */
+void mrc_path_rx(struct mrc_sock *msk, const union mrc_addr *local, const union mrc_addr *remote)
+{
+	const struct mrc_path *p;
+	u8 i = msk->rx_path;
+
+	lockdep_assert(lockdep_sock_is_held(&msk->sk));
+	if (msk->npaths < 2)
+		return;
+	if (i >= msk->npaths || !mrc_addr_same_ip(&msk->paths[i].remote, remote) ||
+	    !mrc_addr_same_ip(&msk->paths[i].local, local)) {
+		for (i = 0; i < msk->npaths; i++) {
+			p = &msk->paths[i];
+			if (mrc_addr_same_ip(&p->remote, remote) &&
+			    mrc_addr_same_ip(&p->local, local))
+				break;
+		}
+		if (i == msk->npaths)
+			return;
+		msk->rx_path = i;
+	}
+	msk->paths[i].rx_at = jiffies;
+	msk->paths[i].rx = true;
+}
+
 /*
  * The device a packet from @local to @remote leaves by, 0: no route; its
  * route's MTU in *@mtu.
@@ -430,6 +464,7 @@ static void mrc_path_add(struct mrc_sock *msk, const union mrc_addr *local,
 	p->ifindex = ifindex;
 	p->plane = plane;
 	p->up = true;
+	p->rx = false;
 }
 
 /**

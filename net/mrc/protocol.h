@@ -332,6 +332,8 @@ struct mrc_ev {
  * @ifindex: the device of @local, where the route to @remote leaves
  * @plane: the local plane's index among the connection's local addresses
  * @up: false while that device is down or lost @local (mrc_paths_check())
+ * @rx: a packet of the peer came in on this path (from @remote to @local)
+ * @rx_at: jiffies of the newest such packet, once @rx (mrc_path_rx())
  *
  * Path 0 is the connection's own (@local and @remote of mrc_sock); the
  * others come from the handshake's address lists.  Guarded by the socket
@@ -343,6 +345,8 @@ struct mrc_path {
 	int		ifindex;
 	u8		plane;
 	bool		up;
+	bool		rx;
+	unsigned long	rx_at;
 };
 
 /**
@@ -413,6 +417,7 @@ struct mrc_sock {
 	/* planes: address pairs, and the peer's plane addresses */
 	struct mrc_path		paths[MRC_MAX_PATHS];
 	u8			npaths;		/* 1 until the handshake's lists */
+	u8			rx_path;	/* the path the peer's last packet came in on */
 	u8			npeer_addrs;
 	union mrc_addr		peer_addrs[MRC_MAX_PLANES]; /* validated by ID or cookie */
 
@@ -484,6 +489,7 @@ struct mrc_sock {
 	u16			echo_port;	/* the peer's last ack_ev seen, */
 	u32			echo_tsecr;	/* with its tsecr: a repeated echo */
 	u8			acks_sent;	/* pure ACKs, counting to the next exploring one */
+	u8			ack_path;	/* the last pure ACK's (mrc_ev_pick_ack()) */
 	bool			ce_pending;	/* CE seen since our last ACK */
 	u64			newest_delivered_tx_us;	/* RACK: newest send time acked
 							 * (mrc_clock_us(), 0: none yet)
@@ -695,6 +701,7 @@ int mrc_addr_list_put(struct mrc_net *mn, int family, const union mrc_addr *skip
 		      unsigned int room);
 int mrc_addr_list_take(struct mrc_sock *msk, const void *buf, unsigned int len);
 bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote);
+void mrc_path_rx(struct mrc_sock *msk, const union mrc_addr *local, const union mrc_addr *remote);
 void mrc_paths_build(struct mrc_sock *msk);
 u16 mrc_path_evs(const struct mrc_sock *msk);
 void mrc_paths_check(struct mrc_sock *msk);
