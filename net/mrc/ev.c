@@ -394,7 +394,8 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_paths_rx_live);
  * @since: jiffies: an EV echoed since then is trusted
  * @paths: a bit per path worth an ACK (mrc_paths_rx_live()); the others
  *	only when no EV of these is active
- * @turn: the path of the previous ACK, advanced to this one's
+ * @turn: the path of the previous ACK; set to this one's when a path's
+ *	turn chose it (not when exploring)
  * @explore: choose among all active EVs (how new EVs get echoed)
  *
  * ACKs are never acknowledged, so a receiver cannot learn from losses that
@@ -411,16 +412,18 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_paths_rx_live);
  * 20 ms spans all ACKs took one plane; when that one died, none reached
  * the sender for 48-250 ms, and it took spurious RTOs (planes.sh).  On the
  * path, ACKs go on its EVs echoed since @since, by weighted choice; with
- * fewer than MRC_EV_ACK_MIN_ECHOED of them (a new connection, a quiet peer,
- * a slow path) on any of its active EVs.  Asked to @explore, any active
- * EV.
+ * fewer of them than MRC_EV_ACK_MIN_ECHOED, or than half its active EVs if
+ * that is less (but two; a new connection, a quiet peer, a slow path, few
+ * EVs a path), on any of its active EVs.  One path, as before: the paths
+ * only take turns.  Asked to @explore, any active EV.
  * Return: slot index, or -1 when no EV is active.
  */
 int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, u32 paths,
 		    u8 *turn, bool explore)
 {
-	u16 trusted[MRC_MAX_PATHS] = {};
+	u16 trusted[MRC_MAX_PATHS] = {}, active[MRC_MAX_PATHS] = {};
 	u32 usable = 0;
+	bool echoed;
 	int best;
 	u8 p, k;
 	u16 i;
@@ -433,21 +436,22 @@ int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since,
 		if (ev->state != MRC_EV_ACTIVE || i == avoid || ev->path >= MRC_MAX_PATHS)
 			continue;
 		usable |= BIT(ev->path);
+		active[ev->path]++;
 		trusted[ev->path] += mrc_ev_passes(ev, MRC_EV_ECHOED, since);
 	}
 	if (usable & paths)
 		usable &= paths;
 	if (!usable)
 		return mrc_ev_pick(evs, cap, avoid);
-	for (k = 1, p = *turn; k <= MRC_MAX_PATHS; k++) {
+	/* usable is not empty: some k finds a path */
+	for (k = 1; k <= MRC_MAX_PATHS; k++) {
 		p = (*turn + k) % MRC_MAX_PATHS;
 		if (usable & BIT(p))
 			break;
 	}
 	*turn = p;
-	best = mrc_ev_swrr(evs, cap, avoid,
-			   trusted[p] >= MRC_EV_ACK_MIN_ECHOED ? MRC_EV_ECHOED : MRC_EV_ANY,
-			   since, BIT(p));
+	echoed = trusted[p] >= min_t(u16, MRC_EV_ACK_MIN_ECHOED, max_t(u16, 2, active[p] / 2));
+	best = mrc_ev_swrr(evs, cap, avoid, echoed ? MRC_EV_ECHOED : MRC_EV_ANY, since, BIT(p));
 	return best >= 0 ? best : mrc_ev_pick(evs, cap, avoid);
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_ack);

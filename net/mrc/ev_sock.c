@@ -129,13 +129,20 @@ int mrc_pick_ev(struct mrc_sock *msk, int avoid)
  * counts as lately while it had an arrival within an RTT of the newest,
  * the larger of ours as a sender and as a receiver (which includes the
  * peer's wait before it sends): one passed over while it works costs only
- * a narrower spread of ACKs.
+ * a narrower spread of ACKs.  At least two jiffies (one may be about to
+ * tick); at most half the echo's trust: a receiver's RTT includes the
+ * pauses of a request/response peer, and a dead plane would keep its turns
+ * for that long.
  */
 int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
 {
 	unsigned long lag = usecs_to_jiffies(max(msk->rtt.srtt_us, msk->rcv_rtt_us));
 	unsigned long now = jiffies;
-	u32 paths = mrc_paths_rx_live(msk->paths, msk->npaths, now, max(lag, 2UL));
+	u32 paths;
+
+	sock_owned_by_me(&msk->sk);
+	lag = clamp(lag, 2UL, msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS) / 2);
+	paths = mrc_paths_rx_live(msk->paths, msk->npaths, now, lag);
 
 	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid,
 						  now - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS),

@@ -454,6 +454,8 @@ static u32 mrc_ev_ack_slots(struct mrc_ev *evs, unsigned long since, u32 paths, 
 	*on_path1 = 0;
 	while (n--) {
 		idx = mrc_ev_pick_ack(evs, EV_CAP, -1, since, paths, turn, false);
+		if (idx < 0)
+			return 0;
 		slots |= BIT(idx);
 		*on_path1 += evs[idx].path == 1;
 	}
@@ -500,6 +502,61 @@ static void mrc_ev_pick_ack_path_test(struct kunit *test)
 		evs[i].state = MRC_EV_RETIRED;
 	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, BIT(0), &turn, 8, &on_path1),
 			0xf00);
+	/* a second copy: on the other path, never on the first's slot */
+	for (i = 0; i < 8; i++)
+		evs[i].state = MRC_EV_ACTIVE;
+	for (i = 0; i < 16; i++) {
+		int first = mrc_ev_pick_ack(evs, EV_CAP, -1, since, MRC_EV_ALL_PATHS, &turn,
+					    false);
+		int second;
+
+		KUNIT_ASSERT_GE(test, first, 0);
+		second = mrc_ev_pick_ack(evs, EV_CAP, first, since, MRC_EV_ALL_PATHS, &turn,
+					 false);
+		KUNIT_ASSERT_GE(test, second, 0);
+		KUNIT_EXPECT_NE(test, evs[first].path, evs[second].path);
+	}
+	/* few EVs a path: half of them echoed is enough (two of three here) */
+	for (i = 0; i < 13; i++)
+		evs[i].state = i < 3 || i >= 8 ? MRC_EV_ACTIVE : MRC_EV_RETIRED;
+	evs[0].echoed = false;
+	mrc_ev_echoed(&evs[1], now - 10);
+	mrc_ev_echoed(&evs[2], now - 10);
+	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, BIT(0), &turn, 16, &on_path1),
+			0x6);
+	/* one of three: all three */
+	evs[1].echoed = false;
+	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, BIT(0), &turn, 16, &on_path1),
+			0x7);
+}
+
+/* The path of a packet's address pair; the hint first, -1 for a stranger. */
+static void mrc_paths_find_test(struct kunit *test)
+{
+	struct mrc_path paths[3] = {};
+	union mrc_addr local = {}, remote = {};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		paths[i].local.v4.sin_family = AF_INET;
+		paths[i].remote.v4.sin_family = AF_INET;
+		paths[i].local.v4.sin_addr.s_addr = htonl(0x0a000001 + (i << 8));
+		paths[i].remote.v4.sin_addr.s_addr = htonl(0x0a000002 + (i << 8));
+	}
+	local = paths[1].local;
+	remote = paths[1].remote;
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, mrc_paths_find(paths, 3, i, &local, &remote), 1);
+	/* a known remote toward another of our addresses is another pair */
+	local = paths[2].local;
+	KUNIT_EXPECT_EQ(test, mrc_paths_find(paths, 3, 1, &local, &remote), -1);
+	/* only the first npaths count */
+	remote = paths[2].remote;
+	KUNIT_EXPECT_EQ(test, mrc_paths_find(paths, 3, 0, &local, &remote), 2);
+	KUNIT_EXPECT_EQ(test, mrc_paths_find(paths, 2, 2, &local, &remote), -1);
+	/* another family never matches */
+	remote.v6.sin6_family = AF_INET6;
+	KUNIT_EXPECT_EQ(test, mrc_paths_find(paths, 3, 2, &local, &remote), -1);
 }
 
 /* The paths the peer's packets lately came in on */
@@ -1062,6 +1119,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_pick_ack_test),
 	KUNIT_CASE(mrc_ev_pick_ack_path_test),
 	KUNIT_CASE(mrc_paths_rx_live_test),
+	KUNIT_CASE(mrc_paths_find_test),
 	KUNIT_CASE(mrc_ev_weight_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
 	KUNIT_CASE(mrc_ev_paths_test),

@@ -16,6 +16,7 @@
 #include <net/if_inet6.h>
 #include <net/ip6_route.h>
 #include <net/route.h>
+#include <kunit/visibility.h>
 
 #include "protocol.h"
 #include "ev.h"
@@ -370,35 +371,53 @@ bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote)
 }
 
 /**
+ * mrc_paths_find() - the path whose addresses a packet of the peer carries
+ * @paths: a connection's paths
+ * @npaths: how many
+ * @hint: the index to try first (the peer's packets come in runs on one path)
+ * @local: the packet's destination
+ * @remote: its source
+ *
+ * Return: the path's index, or -1 when no path has that pair.
+ */
+int mrc_paths_find(const struct mrc_path *paths, u8 npaths, u8 hint,
+		   const union mrc_addr *local, const union mrc_addr *remote)
+{
+	u8 i;
+
+	if (hint < npaths && mrc_addr_same_ip(&paths[hint].remote, remote) &&
+	    mrc_addr_same_ip(&paths[hint].local, local))
+		return hint;
+	for (i = 0; i < npaths; i++)
+		if (mrc_addr_same_ip(&paths[i].remote, remote) &&
+		    mrc_addr_same_ip(&paths[i].local, local))
+			return i;
+	return -1;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_paths_find);
+
+/**
  * mrc_path_rx() - a packet of the peer came in from @remote to @local
  * @msk: connection (socket lock held)
  * @local: the packet's destination
  * @remote: its source, a known peer address (mrc_peer_known())
  *
  * Stamps the path it came in on, which tells the ACKs where the peer's
- * packets still arrive (mrc_paths_rx_live()).  The peer's packets come in
- * runs on one path: the last one's is tried first.
+ * packets still arrive (mrc_paths_rx_live()).  A packet that waited in the
+ * backlog is stamped when the lock's owner lets go, up to one lock hold
+ * late: a dead path may look that much fresher, never a live one staler.
  */
 void mrc_path_rx(struct mrc_sock *msk, const union mrc_addr *local, const union mrc_addr *remote)
 {
-	const struct mrc_path *p;
-	u8 i = msk->rx_path;
+	int i;
 
-	lockdep_assert(lockdep_sock_is_held(&msk->sk));
+	sock_owned_by_me(&msk->sk);
 	if (msk->npaths < 2)
 		return;
-	if (i >= msk->npaths || !mrc_addr_same_ip(&msk->paths[i].remote, remote) ||
-	    !mrc_addr_same_ip(&msk->paths[i].local, local)) {
-		for (i = 0; i < msk->npaths; i++) {
-			p = &msk->paths[i];
-			if (mrc_addr_same_ip(&p->remote, remote) &&
-			    mrc_addr_same_ip(&p->local, local))
-				break;
-		}
-		if (i == msk->npaths)
-			return;
-		msk->rx_path = i;
-	}
+	i = mrc_paths_find(msk->paths, msk->npaths, msk->rx_path, local, remote);
+	if (i < 0)
+		return;
+	msk->rx_path = i;
 	msk->paths[i].rx_at = jiffies;
 	msk->paths[i].rx = true;
 }

@@ -702,6 +702,8 @@ int mrc_addr_list_put(struct mrc_net *mn, int family, const union mrc_addr *skip
 int mrc_addr_list_take(struct mrc_sock *msk, const void *buf, unsigned int len);
 bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote);
 void mrc_path_rx(struct mrc_sock *msk, const union mrc_addr *local, const union mrc_addr *remote);
+int mrc_paths_find(const struct mrc_path *paths, u8 npaths, u8 hint,
+		   const union mrc_addr *local, const union mrc_addr *remote);
 void mrc_paths_build(struct mrc_sock *msk);
 u16 mrc_path_evs(const struct mrc_sock *msk);
 void mrc_paths_check(struct mrc_sock *msk);

@@ -62,8 +62,10 @@ for t in "${tests[@]}"; do
 	if [ "$f" -ne 0 ]; then
 		{
 			echo "# FAILED $t (rc=$rc):"
-			awk '/^not ok/ { for (i = n - 3; i < n; i++) if (i >= 0) print "#   " l[i % 3]; print "#   " $0 }
-			     { l[n++ % 3] = $0 }' "$out/tap.log" | tail -n 24
+			awk '{ sub(/^\[ *[0-9.]+\] /, ""); sub(/\r$/, "") }
+			     /^ *not ok [0-9]/ { for (i = n - 3; i < n; i++) if (i >= 0) print "#   " l[i % 3]
+						print "#   " $0 }
+			     { l[n++ % 3] = $0 }' "$out/tap.log" | tail -n 40
 			[ "$rc" -ne 0 ] && tail -n 3 "$out/tap.log" | sed 's/^/#   /'
 		} >> "$results/failures"
 	fi
