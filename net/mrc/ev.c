@@ -184,6 +184,7 @@ enum mrc_ev_filter {
 	MRC_EV_PROVEN,		/* delivered something */
 	MRC_EV_ECHOED,		/* echoed since the filter's time (jiffies) */
 	MRC_EV_ALIVE,		/* delivered a packet sent after the filter's time (us) */
+	MRC_EV_SOUND,		/* delivered something, lost nothing since */
 };
 
 static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u64 since)
@@ -195,6 +196,8 @@ static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u6
 		return ev->echoed && time_after_eq(ev->echoed_at, (unsigned long)since);
 	case MRC_EV_ALIVE:
 		return ev->last_delivered_tx_us > since;
+	case MRC_EV_SOUND:
+		return ev->delivered && !ev->losses;
 	default:
 		return true;
 	}
@@ -324,12 +327,17 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  * plane (as it dies link by link, some of its spines still deliver for a
  * few ms): 134 resends went onto one such EV and were lost again, and the
  * ACK clock stopped until the RTO, a 105 ms gap (planes.sh).  So another
- * path that delivered anything sent after the lost packet comes next, then
- * an EV alive lately on any path, then mrc_ev_pick_retransmit().  The
- * mirror case, a queue's drop on the live path just as the other died,
- * now sends that resend onto the dying one; it is rarer: the survivor's
- * queue overflows only once it carries the load, by when the dead path's
- * EVs delivered nothing sent after the packets it drops.
+ * path that delivered anything sent after the lost packet comes next.
+ * Then another path's EV that has delivered and lost nothing since: at the
+ * first verdict the other path may have delivered nothing sent after the
+ * lost packet yet (its ACKs still on the way) while the dying plane's
+ * remaining links did, and 45 resends went back onto those and were lost
+ * again, a 49 ms gap (planes.sh).  Then an EV alive lately on any path,
+ * then mrc_ev_pick_retransmit().  The mirror case, a queue's drop on the
+ * live path just as the other died, now sends that resend onto the dying
+ * one; it is rarer: the survivor's queue overflows only once it carries
+ * the load, by when the dead path's EVs delivered nothing sent after the
+ * packets it drops and have losses of their own.
  * Return: slot index, or -1 when no EV is active.
  */
 int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,
@@ -343,6 +351,8 @@ int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sen
 		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, others);
 		if (best < 0 && since > sent_us)
 			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, others);
+		if (best < 0)
+			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_SOUND, 0, others);
 	}
 	if (best < 0)
 		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, MRC_EV_ALL_PATHS);

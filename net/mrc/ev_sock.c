@@ -153,11 +153,12 @@ int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
  * The EV for resending segment @cb, lost on the EV it was last sent on
  * (mrc_ev_pick_retransmit_alive()): one on another path that delivered
  * something sent later and lately (mrc_ev_alive_since()); else one on
- * another path that delivered something sent later; else one on any path
- * that delivered something sent later and lately; else one that has
- * delivered.  The avoided slot (and its path) is the one
- * the segment went out on only while the slot still holds that EV: a slot
- * freed and reused since belongs to another path.
+ * another path that delivered something sent later; else one on another
+ * path that delivered and lost nothing since; else one on any path that
+ * delivered something sent later and lately; else one that has delivered.
+ * The avoided slot (and its path) is the one the segment went out on only
+ * while the slot still holds that EV: a slot freed and reused since
+ * belongs to another path.
  */
 int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
 {

@@ -378,8 +378,16 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	for (i = 0; i < 20; i++)
 		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 1);
 	evs[1].state = MRC_EV_RETIRED;
-	/* nothing on the other path since the loss: the one alive lately */
+	/*
+	 * nothing on the other path since the loss (its ACKs on the way): its
+	 * EV that has delivered and lost nothing since, before the lost
+	 * packet's own path
+	 */
 	evs[3].last_delivered_tx_us = 150;
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 3);
+	/* ... unless it lost one since: the one alive lately */
+	evs[3].losses = 1;
 	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 2);
 	/*
 	 * the lost packet's path delivered since the loss, not lately: not
