@@ -184,7 +184,7 @@ enum mrc_ev_filter {
 	MRC_EV_PROVEN,		/* delivered something */
 	MRC_EV_ECHOED,		/* echoed since the filter's time (jiffies) */
 	MRC_EV_ALIVE,		/* delivered a packet sent after the filter's time (us) */
-	MRC_EV_SOUND,		/* delivered something, lost nothing since */
+	MRC_EV_SOUND,		/* ALIVE, and lost nothing since its last delivery */
 };
 
 static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u64 since)
@@ -197,7 +197,7 @@ static bool mrc_ev_passes(const struct mrc_ev *ev, enum mrc_ev_filter filter, u6
 	case MRC_EV_ALIVE:
 		return ev->last_delivered_tx_us > since;
 	case MRC_EV_SOUND:
-		return ev->delivered && !ev->losses;
+		return !ev->losses && ev->last_delivered_tx_us > since;
 	default:
 		return true;
 	}
@@ -308,6 +308,8 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  * @sent_us: when the lost packet was sent (mrc_clock_us())
  * @since: a delivery of a packet sent after this proves an EV alive now
  *	(mrc_ev_alive_since(): after @sent_us and lately)
+ * @rtt_us: the connection's smoothed RTT: how long before @sent_us a
+ *	delivered packet may have been sent and still vouch for its path
  *
  * An EV that delivered a packet sent after the lost one is known to work
  * now; one that merely delivered once may share the lost packet's dead path
@@ -328,20 +330,21 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_retransmit);
  * few ms): 134 resends went onto one such EV and were lost again, and the
  * ACK clock stopped until the RTO, a 105 ms gap (planes.sh).  So another
  * path that delivered anything sent after the lost packet comes next.
- * Then another path's EV that has delivered and lost nothing since: at the
- * first verdict the other path may have delivered nothing sent after the
- * lost packet yet (its ACKs still on the way) while the dying plane's
- * remaining links did, and 45 resends went back onto those and were lost
- * again, a 49 ms gap (planes.sh).  Then an EV alive lately on any path,
+ * Then another path's EV that delivered a packet sent at most @rtt_us
+ * before the lost one and lost nothing since: at the first verdict the
+ * other path may have delivered nothing sent after the lost packet yet
+ * (its ACKs still on the way) while the dying plane's remaining links did,
+ * and 30-48 resends went back onto those and were lost again (gaps of 37-49
+ * ms in 3 of 48 planes.sh runs).  Then an EV alive lately on any path,
  * then mrc_ev_pick_retransmit().  The mirror case, a queue's drop on the
  * live path just as the other died, now sends that resend onto the dying
  * one; it is rarer: the survivor's queue overflows only once it carries
- * the load, by when the dead path's EVs delivered nothing sent after the
- * packets it drops and have losses of their own.
+ * the load, by when the dead path's EVs delivered nothing sent within an
+ * RTT of the packets it drops, or are retired.
  * Return: slot index, or -1 when no EV is active.
  */
 int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,
-				 u64 since)
+				 u64 since, u32 rtt_us)
 {
 	int best = -1;
 
@@ -352,7 +355,8 @@ int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sen
 		if (best < 0 && since > sent_us)
 			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, sent_us, others);
 		if (best < 0)
-			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_SOUND, 0, others);
+			best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_SOUND,
+					   sent_us > rtt_us ? sent_us - rtt_us : 0, others);
 	}
 	if (best < 0)
 		best = mrc_ev_swrr(evs, cap, avoid, MRC_EV_ALIVE, since, MRC_EV_ALL_PATHS);

@@ -48,7 +48,7 @@ void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_ra
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,
-				 u64 since);
+				 u64 since, u32 rtt_us);
 int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since, u32 paths,
 		    u8 *turn, bool explore);
 u32 mrc_paths_rx_live(const struct mrc_path *paths, u8 npaths, unsigned long now,

@@ -154,7 +154,8 @@ int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
  * (mrc_ev_pick_retransmit_alive()): one on another path that delivered
  * something sent later and lately (mrc_ev_alive_since()); else one on
  * another path that delivered something sent later; else one on another
- * path that delivered and lost nothing since; else one on any path that
+ * path that delivered something sent at most an RTT earlier and lost
+ * nothing since; else one on any path that
  * delivered something sent later and lately; else one that has delivered.
  * The avoided slot (and its path) is the one the segment went out on only
  * while the slot still holds that EV: a slot freed and reused since
@@ -168,7 +169,8 @@ int mrc_pick_retransmit_ev(struct mrc_sock *msk, const struct mrc_skb_cb *cb)
 	int avoid = lost_on ? lost_on - msk->evs : -1;
 
 	return mrc_ev_or_fallback(mrc_ev_pick_retransmit_alive(msk->evs, msk->ev_cap, avoid,
-							       cb->sent_us, since), avoid);
+							       cb->sent_us, since,
+							       msk->rtt.srtt_us), avoid);
 }
 
 /* The EV a queued segment was last sent on, if its slot still has it. */

@@ -352,31 +352,34 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	evs[3].last_delivered_tx_us = 100;
 	evs[2].delivered = 1;
 	evs[2].last_delivered_tx_us = 300;
-	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200), 2);
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200, 60), 2);
 	/* none did: any that has delivered */
 	evs[2].last_delivered_tx_us = 150;
-	idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200);
+	idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200, 60);
 	KUNIT_EXPECT_TRUE(test, idx == 3 || idx == 2);
 	/* both alive: the one on another path than the lost packet's first */
 	evs[2].last_delivered_tx_us = 300;
 	evs[3].last_delivered_tx_us = 300;
 	evs[3].path = 1;
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200), 3);
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200, 60),
+				3);
 	/*
 	 * the other path delivered after the loss but not lately, the lost
 	 * packet's path lately: the other path (a plane dying link by link)
 	 */
 	evs[3].last_delivered_tx_us = 250;
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 3);
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 60),
+				3);
 	/* on the other path, one alive lately before one alive since the loss */
 	evs[1].state = MRC_EV_ACTIVE;
 	evs[1].path = 1;
 	evs[1].delivered = 1;
 	evs[1].last_delivered_tx_us = 290;
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 1);
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 60),
+				1);
 	evs[1].state = MRC_EV_RETIRED;
 	/*
 	 * nothing on the other path since the loss (its ACKs on the way): its
@@ -385,10 +388,24 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	 */
 	evs[3].last_delivered_tx_us = 150;
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 3);
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 60),
+				3);
 	/* ... unless it lost one since: the one alive lately */
 	evs[3].losses = 1;
-	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280), 2);
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 60), 2);
+	evs[3].losses = 0;
+	/* ... or its delivery was of a packet sent more than an RTT earlier */
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 40), 2);
+	/* a fresh EV on the other path (nothing delivered) does not vouch for it */
+	evs[1].state = MRC_EV_ACTIVE;
+	evs[1].delivered = 0;
+	evs[1].last_delivered_tx_us = 0;
+	evs[3].losses = 1;
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 60),
+				2);
+	evs[1].state = MRC_EV_RETIRED;
+	evs[3].losses = 0;
 	/*
 	 * the lost packet's path delivered since the loss, not lately: not
 	 * alive; any that has delivered (mrc_ev_pick_retransmit()), so the
@@ -396,17 +413,17 @@ static void mrc_ev_pick_retransmit_test(struct kunit *test)
 	 */
 	evs[2].last_delivered_tx_us = 250;
 	for (i = 0, idx = 0; i < 20; i++)
-		idx += mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280) == 3;
+		idx += mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 280, 60) == 3;
 	KUNIT_EXPECT_GT(test, idx, 0);
 	evs[2].last_delivered_tx_us = 300;
-	/* none alive elsewhere: one alive on the same path */
+	/* none alive elsewhere, nor within an RTT: one alive on the same path */
 	evs[3].last_delivered_tx_us = 100;
-	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200), 2);
+	KUNIT_EXPECT_EQ(test, mrc_ev_pick_retransmit_alive(evs, EV_CAP, 0, 200, 200, 60), 2);
 	/* the lost packet's EV is gone (its slot reused): any alive EV */
 	evs[0].delivered = 1;
 	evs[0].last_delivered_tx_us = 300;
 	for (i = 0; i < 20; i++) {
-		idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, -1, 200, 200);
+		idx = mrc_ev_pick_retransmit_alive(evs, EV_CAP, -1, 200, 200, 60);
 		KUNIT_EXPECT_TRUE(test, idx == 0 || idx == 2);
 	}
 }
