@@ -447,10 +447,13 @@ int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since,
 	for (i = 0; i < cap; i++) {
 		const struct mrc_ev *ev = &evs[i];
 
-		if (ev->state != MRC_EV_ACTIVE || i == avoid || ev->path >= MRC_MAX_PATHS)
+		if (ev->state != MRC_EV_ACTIVE || ev->path >= MRC_MAX_PATHS)
+			continue;
+		/* a second copy's threshold is the first's: avoid counts here */
+		active[ev->path]++;
+		if (i == avoid)
 			continue;
 		usable |= BIT(ev->path);
-		active[ev->path]++;
 		trusted[ev->path] += mrc_ev_passes(ev, MRC_EV_ECHOED, since);
 	}
 	if (usable & paths)

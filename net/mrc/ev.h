@@ -14,7 +14,10 @@ struct mrc_path;
 /* a path mask (a bit per path index): every path */
 #define MRC_EV_ALL_PATHS	U32_MAX
 
-/* Fewer EVs of a path echoed recently than this: its ACKs go on any of its active EVs */
+/*
+ * A path with fewer EVs echoed lately than this (or than half its active
+ * EVs, but two): its ACKs go on any of its active EVs
+ */
 #define MRC_EV_ACK_MIN_ECHOED	4
 /* How long an echo keeps an EV trusted for ACKs, and one ACK in how many explores */
 #define MRC_EV_ECHO_TRUST_MS	50

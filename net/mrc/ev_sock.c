@@ -126,7 +126,7 @@ int mrc_pick_ev(struct mrc_sock *msk, int avoid)
  * The EV for a pure ACK (mrc_ev_pick_ack()): the paths the peer's packets
  * lately came in on take turns, each on an EV the peer echoed lately; every
  * MRC_EV_ACK_EXPLORE-th ACK that others follow may @explore any.  A path
- * counts as lately while it had an arrival within an RTT of the newest,
+ * counts as live while it had an arrival within an RTT of the newest,
  * the larger of ours as a sender and as a receiver (which includes the
  * peer's wait before it sends): one passed over while it works costs only
  * a narrower spread of ACKs.  At least two jiffies (one may be about to
@@ -294,7 +294,8 @@ void mrc_ev_rtt_rcv(struct mrc_sock *msk, u16 port, u32 sample)
 /*
  * Every packet of the peer names the EV of the last packet it received from
  * us (ack_ev, with that packet's tsval in tsecr): that EV's path toward the
- * peer works, which is all a receiver learns about the paths of its ACKs
+ * peer works, which, with where the peer's packets come in
+ * (mrc_paths_rx_live()), is what a receiver learns of its ACKs' paths
  * (mrc_ev_pick_ack()).  The peer repeats one echo in all it sends until our
  * next packet arrives: one lookup per echo, not per packet.
  */

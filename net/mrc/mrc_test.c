@@ -489,7 +489,8 @@ static u32 mrc_ev_ack_slots(struct mrc_ev *evs, unsigned long since, u32 paths, 
 
 /*
  * The paths take turns, whichever has more echoed EVs; each uses its own
- * echoed EVs, or all its EVs while it has fewer than MRC_EV_ACK_MIN_ECHOED;
+ * echoed EVs, or all its EVs while it has fewer than MRC_EV_ACK_MIN_ECHOED
+ * (or than half its EVs, but two);
  * a path the peer's packets stopped coming in on gets none.
  */
 static void mrc_ev_pick_ack_path_test(struct kunit *test)
@@ -511,7 +512,7 @@ static void mrc_ev_pick_ack_path_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ev_ack_slots(evs, since, MRC_EV_ALL_PATHS, &turn, 32,
 					       &on_path1), 0x1fff);
 	KUNIT_EXPECT_EQ(test, on_path1, 16);
-	/* path 1 with four echoed: only those */
+	/* path 1 with four of five echoed (two would do): only those */
 	for (i = 9; i < 12; i++)
 		mrc_ev_echoed(&evs[i], now - 10);
 	evs[0].echoed = false;

@@ -66,7 +66,8 @@ for t in "${tests[@]}"; do
 			     /^ *not ok [0-9]/ { for (i = n - 3; i < n; i++) if (i >= 0) print "#   " l[i % 3]
 						print "#   " $0 }
 			     { l[n++ % 3] = $0 }' "$out/tap.log" | tail -n 40
-			[ "$rc" -ne 0 ] && tail -n 3 "$out/tap.log" | sed 's/^/#   /'
+			[ "$rc" -ne 0 ] && tail -n 3 "$out/tap.log" |
+				sed 's/^\[ *[0-9.]*\] //; s/\r$//; s/^/#   /'
 		} >> "$results/failures"
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s)) boots=$((boots + b))
