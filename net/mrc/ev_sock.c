@@ -136,16 +136,17 @@ int mrc_pick_ev(struct mrc_sock *msk, int avoid)
  */
 int mrc_pick_ack_ev(struct mrc_sock *msk, int avoid, bool explore)
 {
-	unsigned long lag = usecs_to_jiffies(max(msk->rtt.srtt_us, msk->rcv_rtt_us));
-	unsigned long now = jiffies;
-	u32 paths;
+	unsigned long trust = msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS), now = jiffies, lag;
+	u32 paths = MRC_EV_ALL_PATHS;
 
 	sock_owned_by_me(&msk->sk);
-	lag = clamp(lag, 2UL, msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS) / 2);
-	paths = mrc_paths_rx_live(msk->paths, msk->npaths, now, lag);
-
-	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid,
-						  now - msecs_to_jiffies(MRC_EV_ECHO_TRUST_MS),
+	/* one path: no arrivals are stamped (mrc_path_rx()), nothing to weigh */
+	if (msk->npaths > 1) {
+		lag = usecs_to_jiffies(max(msk->rtt.srtt_us, msk->rcv_rtt_us));
+		lag = clamp(lag, 2UL, trust / 2);
+		paths = mrc_paths_rx_live(msk->paths, msk->npaths, now, lag);
+	}
+	return mrc_ev_or_fallback(mrc_ev_pick_ack(msk->evs, msk->ev_cap, avoid, now - trust,
 						  paths, &msk->ack_path, explore), avoid);
 }
 

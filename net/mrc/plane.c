@@ -370,6 +370,13 @@ bool mrc_peer_known(const struct mrc_sock *msk, const union mrc_addr *remote)
 	return false;
 }
 
+/* Whether @p is the pair a packet from @remote to @local came in on */
+static bool mrc_path_is(const struct mrc_path *p, const union mrc_addr *local,
+			const union mrc_addr *remote)
+{
+	return mrc_addr_same_ip(&p->remote, remote) && mrc_addr_same_ip(&p->local, local);
+}
+
 /**
  * mrc_paths_find() - the path whose addresses a packet of the peer carries
  * @paths: a connection's paths
@@ -385,12 +392,10 @@ int mrc_paths_find(const struct mrc_path *paths, u8 npaths, u8 hint,
 {
 	u8 i;
 
-	if (hint < npaths && mrc_addr_same_ip(&paths[hint].remote, remote) &&
-	    mrc_addr_same_ip(&paths[hint].local, local))
+	if (hint < npaths && mrc_path_is(&paths[hint], local, remote))
 		return hint;
 	for (i = 0; i < npaths; i++)
-		if (mrc_addr_same_ip(&paths[i].remote, remote) &&
-		    mrc_addr_same_ip(&paths[i].local, local))
+		if (mrc_path_is(&paths[i], local, remote))
 			return i;
 	return -1;
 }
