@@ -14,7 +14,12 @@
  *    guarded by mrc_net.tunnel_mutex, which config-set holds throughout so
  *    that a lazily created tunnel socket sees one consistent port.
  *  - Connections are found under RCU and pinned with
- *    refcount_inc_not_zero(); their fields are read under lock_sock().
+ *    refcount_inc_not_zero(); their fields are read under the socket lock,
+ *    taken with lock_sock_fast() as TCP's tcp_get_info() takes it: a reader
+ *    that owned the socket (lock_sock()) could be preempted holding it, and
+ *    the connection's packets would wait in its backlog, its sender in
+ *    lock_sock(), all that time.  So nothing in between may sleep: a reply
+ *    is allocated before the lock is taken.
  *    Notifications come from the transport with the socket lock held
  *    (softirq or process context) and never sleep.
  *  - Planes live in plane.c under mrc_net.lock; this file only calls
@@ -598,18 +603,25 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 				    "no connection with this local-id");
 		return -ENOENT;
 	}
-	lock_sock(&msk->sk);
-	size = NLMSG_GOODSIZE + MRC_MAX_PATHS * MRC_NL_PATH_SIZE +
-	       (size_t)msk->ev_cap * nla_total_size(12 * nla_total_size(4));
-	msg = genlmsg_new(size, GFP_KERNEL);
-	if (!msg) {
-		err = -ENOMEM;
-	} else {
-		err = mrc_nl_fill_conn(msg, msk, info->snd_portid, info->snd_seq, 0, false);
+	do {
+		/* sized before the lock, which may not sleep; again if the table grew */
+		u32 cap = READ_ONCE(msk->ev_cap);
+		bool slow;
+
+		size = NLMSG_GOODSIZE + MRC_MAX_PATHS * MRC_NL_PATH_SIZE +
+		       (size_t)cap * nla_total_size(12 * nla_total_size(4));
+		msg = genlmsg_new(size, GFP_KERNEL);
+		if (!msg) {
+			err = -ENOMEM;
+			break;
+		}
+		slow = lock_sock_fast(&msk->sk);
+		err = msk->ev_cap > cap ? -EAGAIN :
+		      mrc_nl_fill_conn(msg, msk, info->snd_portid, info->snd_seq, 0, false);
+		unlock_sock_fast(&msk->sk, slow);
 		if (err)
 			nlmsg_free(msg);
-	}
-	release_sock(&msk->sk);
+	} while (err == -EAGAIN);
 	sock_put(&msk->sk);
 	if (err)
 		return err;
@@ -625,12 +637,12 @@ int mrc_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 
 	NL_ASSERT_DUMP_CTX_FITS(struct mrc_nl_conn_ctx);
 	while ((msk = mrc_nl_conn_next(mn, &ctx->bucket, &ctx->idx))) {
-		bool alone = skb->len == 0;
+		bool alone = skb->len == 0, slow;
 
-		lock_sock(&msk->sk);
+		slow = lock_sock_fast(&msk->sk);
 		err = mrc_nl_fill_conn(skb, msk, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				       NLM_F_MULTI, alone);
-		release_sock(&msk->sk);
+		unlock_sock_fast(&msk->sk, slow);
 		sock_put(&msk->sk);
 		if (err) {
 			if (alone)	/* cannot fit even alone: skip it */
@@ -876,13 +888,15 @@ int mrc_nl_path_get_start(struct netlink_callback *cb)
 			err = -ENOMEM;
 	}
 	while (!err && (msk = mrc_nl_conn_next(mn, &bucket, &idx))) {
+		bool slow;
+
 		n = 0;
-		lock_sock(&msk->sk);
+		slow = lock_sock_fast(&msk->sk);
 		mrc_nl_addr_key(&msk->remote, &peer);
 		if (!family || (msk->remote.sa.sa_family == family &&
 				ipv6_addr_equal(&peer, &want)))
 			n = mrc_nl_paths_snap(msk, scratch);
-		release_sock(&msk->sk);
+		unlock_sock_fast(&msk->sk, slow);
 		sock_put(&msk->sk);
 		for (i = 0; i < n && !err; i++)
 			err = mrc_nl_paths_add(paths, &scratch[i]);

@@ -41,6 +41,19 @@ else
 					for (i = 1; i <= n && i <= 60; i++)
 						if (busy > 0 && pct[i] * 100 / busy >= 0.5)
 							printf "%6.2f%% %s\n", pct[i] * 100 / busy, name[i] }'
+			# which CPU does the work: the idle loop's share of each says
+			# whether one CPU is the limit while the other waits
+			echo "# by CPU (% of all samples; idle per CPU)"
+			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort cpu,sym -g none \
+				2> /dev/null | awk '/^ +[0-9.]+%/ { sub(/%/, "", $1)
+					all[$2] += $1; if ($4 ~ /safe_halt|default_idle|cpu_idle/) idle[$2] += $1 }
+				END { for (c in all) printf "    cpu %s %.1f%% (idle %.1f%%)\n", c, all[c], idle[c] }' | sort
+			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort cpu,sym -g none \
+				2> /dev/null | awk -v lim="${MRC_BENCH_PROF_PERCPU:-12}" '/^ +[0-9.]+%/ &&
+					$4 !~ /safe_halt|default_idle|cpu_idle/ && n[$2]++ < lim { printf "      cpu %s %s %s\n", $2, $1, $4 }'
+			echo "# by task (% of all samples)"
+			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort comm -g none \
+				2> /dev/null | awk '/^ +[0-9.]+%/' | head -n 6
 			echo "# by object (% of all samples)"
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort dso -g none \
 				2> /dev/null | awk '/^ +[0-9.]+%/' | head -n 8
