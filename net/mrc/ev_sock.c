@@ -70,7 +70,8 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 	kfree(msk->ev_routes);
 	msk->ev_routes = routes;
 	msk->evs = evs;
-	msk->ev_cap = cap;
+	/* read unlocked to size a netlink reply (mrc_nl_conn_get_doit()) */
+	WRITE_ONCE(msk->ev_cap, cap);
 	msk->ev_count = count;
 	mrc_evs_changed(msk);
 	return 0;

@@ -17,8 +17,8 @@
  *    refcount_inc_not_zero(); their fields are read under the socket lock,
  *    taken with lock_sock_fast() as TCP's tcp_get_info() takes it: a reader
  *    that owned the socket (lock_sock()) could be preempted holding it, and
- *    the connection's packets would wait in its backlog, its sender in
- *    lock_sock(), all that time.  So nothing in between may sleep: a reply
+ *    the connection's packets would wait in its backlog, its writing task
+ *    in lock_sock(), all that time.  So nothing in between may sleep: a reply
  *    is allocated before the lock is taken.
  *    Notifications come from the transport with the socket lock held
  *    (softirq or process context) and never sleep.
@@ -531,7 +531,7 @@ static int mrc_nl_put_conn_id(struct sk_buff *skb, const struct mrc_sock *msk)
 /*
  * One conn-get message.  @trunc_evs: when the EV table does not fit, end it
  * early instead of failing (the message is alone in its skb).
- * Context: the socket lock held.
+ * Context: the socket lock held (lock_sock_fast(): perhaps BH off, no sleep).
  */
 static int mrc_nl_fill_conn(struct sk_buff *skb, struct mrc_sock *msk, u32 portid, u32 seq,
 			    int flags, bool trunc_evs)
@@ -588,7 +588,7 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct mrc_net *mn = mrc_pernet(genl_info_net(info));
 	struct mrc_sock *msk;
 	struct sk_buff *msg;
-	size_t size;
+	bool again = false;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, MRC_A_CONN_LOCAL_ID))
@@ -604,8 +604,12 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	}
 	do {
-		/* sized before the lock, which may not sleep; again if the table grew */
-		u32 cap = READ_ONCE(msk->ev_cap);
+		/*
+		 * Sized before the lock, which may not sleep; if the table grew
+		 * meanwhile, once more for the largest one.
+		 */
+		u32 cap = again ? MRC_NL_SCRATCH : READ_ONCE(msk->ev_cap);
+		size_t size;
 		bool slow;
 
 		size = NLMSG_GOODSIZE + MRC_MAX_PATHS * MRC_NL_PATH_SIZE +
@@ -621,6 +625,7 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 		unlock_sock_fast(&msk->sk, slow);
 		if (err)
 			nlmsg_free(msg);
+		again = true;
 	} while (err == -EAGAIN);
 	sock_put(&msk->sk);
 	if (err)
@@ -808,7 +813,7 @@ again:
 
 /*
  * Copies the EVs of one connection into @rows (room for MRC_NL_SCRATCH).
- * Context: the socket lock held; allocates nothing.
+ * Context: the socket lock held (lock_sock_fast()); allocates nothing.
  * Return: the number of rows written.
  */
 static u32 mrc_nl_paths_snap(struct mrc_sock *msk, struct mrc_nl_path *rows)
