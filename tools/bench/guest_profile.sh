@@ -61,8 +61,16 @@ else
 		# who calls the top kernel symbols (MRC_BENCH_PROF_CALLERS="sym,sym")
 		if [ -n "${MRC_BENCH_PROF_CALLERS:-}" ]; then
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children \
-				-S "$MRC_BENCH_PROF_CALLERS" -G 2> /dev/null |
-				grep -v '^$' | head -n 200 > "$OUT/callers_$p.txt"
+				-S "$MRC_BENCH_PROF_CALLERS" -g caller,0.5,callee,function,percent 2> /dev/null |
+				grep -v "^$" | head -n 400 > "$OUT/callers_$p.txt"
+		fi
+		# inclusive shares (self and callees) of chosen symbols
+		# (MRC_BENCH_PROF_INCLUSIVE="sym,sym"), % of all samples
+		if [ -n "${MRC_BENCH_PROF_INCLUSIVE:-}" ]; then
+			perf report -i "$TMPD/perf_$p.data" --stdio --children -g none \
+				--sort sym 2> /dev/null |
+				awk -v want=",$MRC_BENCH_PROF_INCLUSIVE," '/^ +[0-9.]+%/ &&
+					index(want, "," $4 ",")' > "$OUT/inclusive_$p.txt"
 		fi
 		log "  $p: $(tail -n 1 "$r")"
 		rm -f "$TMPD/perf_$p.data"

@@ -9,6 +9,10 @@
 # is killed after the timeout.
 #
 # Accelerator: MRC_ACCEL=kvm|tcg forces one (MRC_NO_KVM=1 is MRC_ACCEL=tcg).
+# MRC_ICOUNT=OPTS (e.g. "shift=3,sleep=on") runs TCG with -icount OPTS, one
+# host thread for all vCPUs: the guest's clock then counts instructions, so
+# its CPU time and rates no longer include what the host took from the
+# vCPU threads (for cost comparisons, tools/bench; several times slower).
 # Otherwise a writable /dev/kvm is trusted only after one probe boot under
 # KVM passed (a /dev/kvm can exist and still fail: "failed to set MSR 0x10a",
 # or "KVM internal error. Suberror: 1" with qemu hanging); the verdict is
@@ -114,6 +118,7 @@ tcg) accel_why="tcg: forced by MRC_ACCEL" ;;
 	fi ;;
 *) echo "run-vm: MRC_ACCEL=$MRC_ACCEL: want kvm or tcg" >&2; exit 2 ;;
 esac
+[ -n "${MRC_ICOUNT:-}" ] && accel_why="tcg: icount $MRC_ICOUNT (MRC_ICOUNT)"
 accel=${accel_why%%:*}
 if [ "$accel_only" = 1 ]; then
 	echo "$accel_why"
@@ -124,6 +129,7 @@ if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
 	accel_args=(-accel tcg,thread=multi -cpu max)
+	[ -n "${MRC_ICOUNT:-}" ] && accel_args=(-accel tcg,thread=single -icount "$MRC_ICOUNT" -cpu max)
 fi
 
 [ -n "$outdir" ] || outdir=$(mktemp -d /tmp/mrc-vm.XXXXXX)
