@@ -43,7 +43,7 @@ else
 							printf "%6.2f%% %s\n", pct[i] * 100 / busy, name[i] }'
 			# which CPU does the work: the idle loop's share of each says
 			# whether one CPU is the limit while the other waits
-			echo "# by CPU (% of all samples; idle per CPU)"
+			echo "# by CPU (% of all samples, and of them the idle loop's)"
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort cpu,sym -g none \
 				2> /dev/null | awk '/^ +[0-9.]+%/ { sub(/%/, "", $1)
 					all[$2] += $1; if ($4 ~ /safe_halt|default_idle|cpu_idle/) idle[$2] += $1 }
@@ -61,7 +61,7 @@ else
 		# who calls the top kernel symbols (MRC_BENCH_PROF_CALLERS="sym,sym")
 		if [ -n "${MRC_BENCH_PROF_CALLERS:-}" ]; then
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children \
-				-S "$MRC_BENCH_PROF_CALLERS" -g caller,0.5,callee,function,percent 2> /dev/null |
+				-S "$MRC_BENCH_PROF_CALLERS" -g graph,0.5,callee,function,percent 2> /dev/null |
 				grep -v "^$" | head -n 400 > "$OUT/callers_$p.txt"
 		fi
 		# inclusive shares (self and callees) of chosen symbols

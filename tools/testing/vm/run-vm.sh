@@ -9,10 +9,11 @@
 # is killed after the timeout.
 #
 # Accelerator: MRC_ACCEL=kvm|tcg forces one (MRC_NO_KVM=1 is MRC_ACCEL=tcg).
-# MRC_ICOUNT=OPTS (e.g. "shift=3,sleep=on") runs TCG with -icount OPTS, one
-# host thread for all vCPUs: the guest's clock then counts instructions, so
-# its CPU time and rates no longer include what the host took from the
-# vCPU threads (for cost comparisons, tools/bench; several times slower).
+# MRC_ICOUNT=OPTS (e.g. "shift=3,sleep=off") runs TCG with -icount OPTS, one
+# host thread for all vCPUs: the guest's clock then counts the instructions
+# they execute (sleep=off: idle spans take no time), so its CPU time and
+# rates no longer include what the host took from the vCPU threads (for
+# cost comparisons, tools/bench; several times slower; never with KVM).
 # Otherwise a writable /dev/kvm is trusted only after one probe boot under
 # KVM passed (a /dev/kvm can exist and still fail: "failed to set MSR 0x10a",
 # or "KVM internal error. Suberror: 1" with qemu hanging); the verdict is
@@ -78,7 +79,7 @@ accel_probe() {
 		start=$(date +%s)
 		: > "$dir/probe-$boot_id.log"
 		# shellcheck disable=SC2046
-		env $(compgen -e | grep '^MRC_TEST_' | sed 's/^/-u /') \
+		env $(compgen -e | grep '^MRC_TEST_' | sed 's/^/-u /') -u MRC_ICOUNT \
 			MRC_ACCEL=kvm MRC_BOOT_RETRIES=0 MRC_MODPARAMS= \
 			bash "$0" -n -c "$cpus" -m "$mem" -o "$dir/probe-$boot_id" \
 			-t "${MRC_ACCEL_PROBE_TIMEOUT:-45}" true > /dev/null 2> "$dir/probe-$boot_id.log" &
@@ -109,7 +110,9 @@ case ${MRC_ACCEL:-} in
 kvm) accel_why="kvm: forced by MRC_ACCEL" ;;
 tcg) accel_why="tcg: forced by MRC_ACCEL" ;;
 "")
-	if [ -n "${MRC_NO_KVM:-}" ]; then
+	if [ -n "${MRC_ICOUNT:-}" ]; then
+		accel_why="tcg: for MRC_ICOUNT"
+	elif [ -n "${MRC_NO_KVM:-}" ]; then
 		accel_why="tcg: forced by MRC_NO_KVM"
 	elif [ ! -w "$kvm_dev" ]; then
 		accel_why="tcg: no writable $kvm_dev"
@@ -118,7 +121,10 @@ tcg) accel_why="tcg: forced by MRC_ACCEL" ;;
 	fi ;;
 *) echo "run-vm: MRC_ACCEL=$MRC_ACCEL: want kvm or tcg" >&2; exit 2 ;;
 esac
-[ -n "${MRC_ICOUNT:-}" ] && accel_why="tcg: icount $MRC_ICOUNT (MRC_ICOUNT)"
+if [ -n "${MRC_ICOUNT:-}" ]; then
+	[ "${accel_why%%:*}" = tcg ] || { echo "run-vm: MRC_ICOUNT is TCG's, not KVM's" >&2; exit 2; }
+	accel_why="tcg: icount $MRC_ICOUNT (MRC_ICOUNT)"
+fi
 accel=${accel_why%%:*}
 if [ "$accel_only" = 1 ]; then
 	echo "$accel_why"
