@@ -6,6 +6,8 @@
 # counters give packets and ACKs per data packet.  Sourced by guest.sh after
 # the two-host fabric is up and pinned to spine 1.
 PROF_BYTES=${MRC_BENCH_PROF_BYTES:-$((64 << 20))}
+# the idle loop's symbols: left out of the busy samples
+idle_re='safe_halt|default_idle|cpu_idle'
 log "profile: one path, perf record -a -g, $((PROF_BYTES >> 20)) MiB each"
 if ! command -v perf > /dev/null; then
 	log "  no perf (Debian linux-perf): section skipped"
@@ -34,8 +36,8 @@ else
 			done
 			# percentages of the busy samples: the idle loop left out
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort sym -g none \
-				2> /dev/null | awk '/^ +[0-9.]+%/ { sub(/%/, "", $1)
-					if ($3 ~ /safe_halt|default_idle|cpu_idle/) { idle += $1; next }
+				2> /dev/null | awk -v idle_re="$idle_re" '/^ +[0-9.]+%/ { sub(/%/, "", $1)
+					if ($3 ~ idle_re) { idle += $1; next }
 					n++; pct[n] = $1; $1 = ""; name[n] = $0; busy += pct[n] }
 				END { printf "# idle %.1f%% of samples; below: %% of the busy ones\n", idle
 					for (i = 1; i <= n && i <= 60; i++)
@@ -45,12 +47,14 @@ else
 			# whether one CPU is the limit while the other waits
 			echo "# by CPU (% of all samples, and of them the idle loop's)"
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort cpu,sym -g none \
-				2> /dev/null | awk '/^ +[0-9.]+%/ { sub(/%/, "", $1)
-					all[$2] += $1; if ($4 ~ /safe_halt|default_idle|cpu_idle/) idle[$2] += $1 }
-				END { for (c in all) printf "    cpu %s %.1f%% (idle %.1f%%)\n", c, all[c], idle[c] }' | sort
-			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort cpu,sym -g none \
-				2> /dev/null | awk -v lim="${MRC_BENCH_PROF_PERCPU:-12}" '/^ +[0-9.]+%/ &&
-					$4 !~ /safe_halt|default_idle|cpu_idle/ && n[$2]++ < lim { printf "      cpu %s %s %s\n", $2, $1, $4 }'
+				2> /dev/null | awk '/^ +[0-9.]+%/' > "$TMPD/cpu_$p.txt"
+			awk -v idle_re="$idle_re" '{ sub(/%/, "", $1)
+					all[$2] += $1; if ($4 ~ idle_re) idle[$2] += $1 }
+				END { for (c in all) printf "    cpu %s %.1f%% (idle %.1f%%)\n", c, all[c], idle[c] }' \
+				"$TMPD/cpu_$p.txt" | sort
+			awk -v idle_re="$idle_re" -v lim="${MRC_BENCH_PROF_PERCPU:-12}" \
+				'$4 !~ idle_re && n[$2]++ < lim { printf "      cpu %s %s %s\n", $2, $1, $4 }' \
+				"$TMPD/cpu_$p.txt"
 			echo "# by task (% of all samples)"
 			perf report -i "$TMPD/perf_$p.data" --stdio --no-children --sort comm -g none \
 				2> /dev/null | awk '/^ +[0-9.]+%/' | head -n 6
@@ -73,6 +77,6 @@ else
 					index(want, "," $4 ",")' > "$OUT/inclusive_$p.txt"
 		fi
 		log "  $p: $(tail -n 1 "$r")"
-		rm -f "$TMPD/perf_$p.data"
+		rm -f "$TMPD/perf_$p.data" "$TMPD/cpu_$p.txt"
 	done
 fi
