@@ -61,3 +61,24 @@ u32 mrc_sndbuf_want(u32 cwnd, u32 seg_truesize, u32 cur, u32 max)
 	return want > cur && cur < max ? min_t(u64, want, max) : cur;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_sndbuf_want);
+
+/**
+ * mrc_wnd_update_due() - does a read owe the peer a window update?
+ * @left: bytes the peer may still send (our last window, less what came since)
+ * @wnd: the window we would offer now
+ * @max: the largest window the buffer offers
+ * @mss: segment size
+ *
+ * As tcp_cleanup_rbuf(): when what the peer may send is at most half the
+ * largest window and the window now offered is at least twice that (and a
+ * segment).  Reading a quarter of the buffer used to be enough, and a
+ * 64 KiB request/response then sent a window update (twice, on two EVs)
+ * per message that no sender waited for.
+ *
+ * Return: true when the read should send one.
+ */
+bool mrc_wnd_update_due(u32 left, u32 wnd, u32 max, u32 mss)
+{
+	return wnd >= mss && left <= max / 2 && wnd >= 2 * (u64)left;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_wnd_update_due);

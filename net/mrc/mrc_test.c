@@ -1287,9 +1287,30 @@ static void mrc_autotune_sndbuf_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_sndbuf_want(4096, 2500, 8 << 20, 4 << 20), 8u << 20);
 }
 
+/* A read sends a window update only to a sender the window held back (TCP's rule). */
+static void mrc_wnd_update_due_test(struct kunit *test)
+{
+	const u32 mss = 1424, max = 400000;
+
+	/* a 64 KiB message read from a large window: nobody waits */
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(max - 65536, max, max, mss));
+	/* a closed or nearly closed window that reopened */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_due(0, mss, max, mss));
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_due(mss, 3 * mss, max, mss));
+	/* half the largest window left, doubled by the read */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_due(max / 2, max, max, mss));
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(max / 2 + 1, max, max, mss));
+	/* grown, but not doubled; or less than a segment on offer */
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(10 * mss, 19 * mss, max, mss));
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(0, mss - 1, max, mss));
+	/* no overflow near the top of u32 */
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(U32_MAX / 2 + 1, U32_MAX, U32_MAX, mss));
+}
+
 static struct kunit_case mrc_cc_cases[] = {
 	KUNIT_CASE(mrc_autotune_rcvbuf_test),
 	KUNIT_CASE(mrc_autotune_sndbuf_test),
+	KUNIT_CASE(mrc_wnd_update_due_test),
 	KUNIT_CASE(mrc_cc_growth_test),
 	KUNIT_CASE(mrc_cc_ecn_test),
 	KUNIT_CASE(mrc_cc_delay_and_loss_test),

@@ -12,6 +12,7 @@
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 
+#include "autotune.h"
 #include "protocol.h"
 #include "trace.h"
 #include "sack.h"
@@ -1075,17 +1076,20 @@ void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags)
 		mrc_send_packet(msk, copy, &msk->evs[mrc_pick_ack_ev(msk, first, false)], false);
 }
 
-/* Sends an ACK when reading reopened a window the peer may be stuck on. */
+/* After a read: tells a sender our window held back that it reopened. */
 void mrc_window_update(struct mrc_sock *msk)
 {
-	u32 wnd = mrc_rcv_wnd(msk);
+	u32 left = 0, max;
 
-	if (!msk->remote_id || !mrc_sending_state(msk) || msk->fin_received)
+	sock_owned_by_me(&msk->sk);
+	if (!msk->remote_id || !mrc_sending_state(msk) || msk->fin_received || !msk->mss)
 		return;
-	/* tell a sender held back by our window as soon as it opens a lot */
-	if ((msk->adv_wnd < msk->mss && wnd >= msk->mss) ||
-	    (msk->adv_wnd < 4 * msk->mss && wnd >= msk->adv_wnd + 2 * msk->mss) ||
-	    wnd >= msk->adv_wnd + READ_ONCE(msk->sk.sk_rcvbuf) / 4)
+	/* our last ACK's window, less what came since (not yet acknowledged) */
+	if (msk->adv_wnd > (u64)msk->ack_pending * msk->mss)
+		left = msk->adv_wnd - msk->ack_pending * msk->mss;
+	max = min_t(u64, (u64)READ_ONCE(msk->sk.sk_rcvbuf) * msk->rcv_ratio >> 8,
+		    (u64)(MRC_RCV_WINDOW_PKTS - 1) * msk->mss);
+	if (mrc_wnd_update_due(left, mrc_rcv_wnd(msk), max, msk->mss))
 		mrc_send_ack_twice(msk, 0);
 }
 

@@ -658,10 +658,10 @@ static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *ms
 }
 
 /**
- * mrc_alloc_frag_segment() - a full segment, copied once into a page fragment
+ * mrc_alloc_frag_segment() - a segment, copied once into a page fragment
  * @msk: connection (socket lock held)
  * @msg: the data
- * @len: bytes of @msg to take (one MSS)
+ * @len: bytes of @msg to take (one MSS, or less for a send's last chunk)
  * @prio: its priority
  *
  * As tcp_sendmsg() copies into sk_page_frag(): the data lands in a page
@@ -737,6 +737,53 @@ static size_t mrc_seg_truesize(size_t room)
 	       kmalloc_size_roundup(SKB_HEAD_ALIGN(max_t(size_t, room, 1)));
 }
 
+/*
+ * Whether the short last chunk of a send goes into a page fragment too:
+ * behind unsent fragment segments it then ends their burst (mrc_burst_fit()
+ * keeps a burst to one kind), where a copied one went out alone, a third
+ * send for a 64 KiB message.
+ */
+static bool mrc_tail_joins_frags(struct mrc_sock *msk)
+{
+	struct sk_buff *tail = skb_peek_tail(&msk->sk.sk_write_queue);
+
+	return msk->sk.sk_type == SOCK_STREAM && msk->send_head && tail &&
+	       MRC_SKB_CB(tail)->hdr_room;
+}
+
+/*
+ * Appends up to @len bytes of @msg to unsent page fragment segment @tail,
+ * in place, when its bytes end where the socket's page fragment goes on
+ * (tcp_sendmsg()'s skb_can_coalesce()): its header room stays in front.
+ * Return: bytes appended (0: none), or -EFAULT.
+ */
+static int mrc_fill_frag_tail(struct mrc_sock *msk, struct sk_buff *tail, struct msghdr *msg,
+			      size_t len)
+{
+	struct page_frag *pfrag = sk_page_frag(&msk->sk);
+	skb_frag_t *frag = &skb_shinfo(tail)->frags[0];
+	struct sock *sk = &msk->sk;
+	int n;
+
+	if (skb_shinfo(tail)->nr_frags != 1 || skb_headlen(tail) ||
+	    pfrag->page != skb_frag_page(frag) ||
+	    skb_frag_off(frag) + skb_frag_size(frag) != pfrag->offset)
+		return 0;
+	n = min_t(size_t, len, min_t(int, msk->mss - tail->len, pfrag->size - pfrag->offset));
+	if (n <= 0 || !sk_wmem_schedule(sk, n))
+		return 0;
+	if (!copy_from_iter_full(page_address(pfrag->page) + pfrag->offset, n, &msg->msg_iter))
+		return -EFAULT;
+	pfrag->offset += n;
+	skb_frag_size_add(frag, n);
+	tail->len += n;
+	tail->data_len += n;
+	tail->truesize += n;
+	sk_wmem_queued_add(sk, n);
+	sk_mem_charge(sk, n);
+	return n;
+}
+
 /**
  * mrc_fill_tail() - append to a stream's unsent partial last segment
  * @msk: connection (socket lock held)
@@ -745,8 +792,9 @@ static size_t mrc_seg_truesize(size_t room)
  * @prio: this send's priority (a segment carries one)
  *
  * As tcp_sendmsg() fills its tail skb: small writes behind a closed window,
- * a cork or MSG_MORE become full segments instead of one packet each.  The
- * room was charged with the segment (truesize does not change).
+ * a cork or MSG_MORE become full segments instead of one packet each.  A
+ * copied segment's room was charged with it (truesize does not change); a
+ * page fragment's grows in place (mrc_fill_frag_tail()).
  *
  * Return: bytes appended (0: start a new segment), or -EFAULT.
  */
@@ -760,7 +808,11 @@ static int mrc_fill_tail(struct mrc_sock *msk, struct msghdr *msg, size_t len, u
 	/* a stream's queue is in PSN order: with a send_head, the tail is unsent */
 	if (sk->sk_type != SOCK_STREAM || !msk->send_head || !tail ||
 	    MRC_SKB_CB(tail)->prio != prio || (MRC_SKB_CB(tail)->flags & MRC_F_FIN) ||
-	    tail->len >= msk->mss || skb_is_nonlinear(tail))
+	    tail->len >= msk->mss)
+		return 0;
+	if (MRC_SKB_CB(tail)->hdr_room)
+		return mrc_fill_frag_tail(msk, tail, msg, len);
+	if (skb_is_nonlinear(tail))
 		return 0;
 	n = min_t(size_t, len, min_t(int, msk->mss - tail->len, skb_tailroom(tail)));
 	if (n <= 0)
@@ -969,7 +1021,8 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 						   SKB_TRUESIZE(0), 256));
 		/* a held tail gets room to grow to a full segment */
 		room = msk->cork || msk->more ? max_t(size_t, chunk, msk->mss) : chunk;
-		frag = chunk == msk->mss && room == chunk;
+		frag = room == chunk && (chunk == msk->mss ||
+					 (chunk == len - copied && mrc_tail_joins_frags(msk)));
 		err = mrc_send_wait(msk, &timeo, frag ? mrc_frag_seg_truesize(chunk) :
 							mrc_seg_truesize(room));
 		if (err)
