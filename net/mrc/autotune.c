@@ -70,8 +70,10 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_sndbuf_want);
  * @mss: segment size
  *
  * As tcp_cleanup_rbuf(): when what the peer may send is at most half the
- * largest window and the window now offered is at least twice that (and a
- * segment).  Reading a quarter of the buffer used to be enough, and a
+ * largest window and the window now offered is at least twice that, or
+ * less than a segment (a sender never sends a segment its window does not
+ * hold: TCP advertises no window below one, we do); and a segment fits the
+ * new one.  Reading a quarter of the buffer used to be enough, and a
  * 64 KiB request/response then sent a window update (twice, on two EVs)
  * per message that no sender waited for.
  *
@@ -79,6 +81,6 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_sndbuf_want);
  */
 bool mrc_wnd_update_due(u32 left, u32 wnd, u32 max, u32 mss)
 {
-	return wnd >= mss && left <= max / 2 && wnd >= 2 * (u64)left;
+	return wnd >= mss && (left < mss || (left <= max / 2 && wnd >= 2 * left));
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_wnd_update_due);

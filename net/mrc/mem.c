@@ -153,7 +153,7 @@ void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb)
 /* An empty skb's truesize: alloc_skb(0) takes a small head, not SKB_TRUESIZE(0) */
 static unsigned int mrc_empty_skb_truesize __read_mostly = SKB_TRUESIZE(0);
 
-/* What a full segment queued in a page fragment costs: its skb and its bytes. */
+/* What a segment queued in a page fragment costs: its skb, header room and bytes. */
 size_t mrc_frag_seg_truesize(size_t len)
 {
 	return READ_ONCE(mrc_empty_skb_truesize) + sizeof(struct mrchdr) + len;

@@ -1303,7 +1303,11 @@ static void mrc_wnd_update_due_test(struct kunit *test)
 	/* grown, but not doubled; or less than a segment on offer */
 	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(10 * mss, 19 * mss, max, mss));
 	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(0, mss - 1, max, mss));
-	/* no overflow near the top of u32 */
+	/* a largest window under two segments: a sender short of one segment waits */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_due(1100, 2000, 2000, mss));
+	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(1100, 1200, 2000, mss));
+	/* the largest windows */
+	KUNIT_EXPECT_TRUE(test, mrc_wnd_update_due(U32_MAX / 2, U32_MAX - 1, U32_MAX, mss));
 	KUNIT_EXPECT_FALSE(test, mrc_wnd_update_due(U32_MAX / 2 + 1, U32_MAX, U32_MAX, mss));
 }
 
@@ -1458,6 +1462,14 @@ static void mrc_hdr_train_test(struct kunit *test)
 	h.rcv_wnd = first.rcv_wnd;
 	h.priority = 3;
 	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	h.priority = first.priority;
+	/* a burst that another follows: every packet says so, or it is no train */
+	h.flags = MRC_F_MORE;
+	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	first.flags = MRC_F_MORE;
+	KUNIT_EXPECT_TRUE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
+	/* and a header with it is valid */
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&first, sizeof(first) + 1000), MRC_C_RX_PACKETS);
 }
 
 static struct kunit_case mrc_hdr_cases[] = {

@@ -57,6 +57,7 @@ u32 mrc_rcv_wnd(struct mrc_sock *msk)
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 {
 	const union mrc_addr *l = &msk->local, *r = &msk->remote;
+	u32 wnd;
 
 	memset(h, 0, sizeof(*h));
 	h->version = MRC_VERSION;
@@ -72,12 +73,14 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	h->sack = cpu_to_be64(mrc_ooo_sack(&msk->ooo_queue, msk->rcv_nxt));
 	h->tsval = htonl(mrc_tsval(msk, mrc_clock_us()));
 	h->tsecr = htonl(msk->last_tsval);
-	msk->adv_wnd = mrc_rcv_wnd(msk);
-	h->rcv_wnd = htonl(msk->adv_wnd);
+	wnd = mrc_rcv_wnd(msk);
+	h->rcv_wnd = htonl(wnd);
+	/* a probe rides a path thought dead: the peer may never see its window */
+	msk->adv_wnd = flags & MRC_F_PROBE ? min(msk->adv_wnd, wnd) : wnd;
 	/* the sender may fill this window whatever we advertise later */
-	if (msk->mss && mrc_psn_after(msk->rcv_nxt + DIV_ROUND_UP(msk->adv_wnd, msk->mss),
+	if (msk->mss && mrc_psn_after(msk->rcv_nxt + DIV_ROUND_UP(wnd, msk->mss),
 				      msk->rcv_promised))
-		msk->rcv_promised = msk->rcv_nxt + DIV_ROUND_UP(msk->adv_wnd, msk->mss);
+		msk->rcv_promised = msk->rcv_nxt + DIV_ROUND_UP(wnd, msk->mss);
 	h->ack_ev = htons(msk->last_ev);
 	if (msk->ce_pending)
 		h->flags |= MRC_F_CE;
@@ -87,6 +90,35 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	msk->ce_pending = false;
 	msk->ack_pending = 0;
 	msk->rx_ack_due = 0;
+}
+
+/*
+ * The acknowledgment state mrc_fill_header() hands to a packet: kept
+ * (mrc_ack_state_save()) and put back when the packet could not be sent
+ * (mrc_ack_state_restore()), so the ACK is still owed and the window
+ * update rule (mrc_window_update()) still knows the window the peer has.
+ */
+struct mrc_ack_state {
+	u32	ack_pending;
+	u32	adv_wnd;
+	bool	ce_pending;
+	bool	rx_ack_due;
+};
+
+static void mrc_ack_state_save(const struct mrc_sock *msk, struct mrc_ack_state *a)
+{
+	a->ack_pending = msk->ack_pending;
+	a->adv_wnd = msk->adv_wnd;
+	a->ce_pending = msk->ce_pending;
+	a->rx_ack_due = msk->rx_ack_due;
+}
+
+static void mrc_ack_state_restore(struct mrc_sock *msk, const struct mrc_ack_state *a)
+{
+	msk->ack_pending = a->ack_pending;
+	msk->adv_wnd = a->adv_wnd;
+	msk->ce_pending = a->ce_pending;
+	msk->rx_ack_due = a->rx_ack_due;
 }
 
 /*
@@ -391,9 +423,11 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 {
 	struct mrc_skb_cb *cb = MRC_SKB_CB(seg), old = *cb;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
+	struct mrc_ack_state ack_state;
 	struct sk_buff *skb;
 	int err;
 
+	mrc_ack_state_save(msk, &ack_state);
 	skb = mrc_build_data(msk, seg);
 	if (!skb)
 		return -ENOBUFS;
@@ -404,6 +438,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 		ev->sent--;
 		ev->in_flight--;
 		*cb = old;
+		mrc_ack_state_restore(msk, &ack_state);
 		return err;
 	}
 	if (cb->prio >= MRC_PRIO_HIGH)
@@ -495,6 +530,27 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
 		seg = skb_queue_next(q, seg);
 	}
 	return n;
+}
+
+/*
+ * Whether another burst follows the @n segments from send_head at once, so
+ * the receiver may leave this one's ACK to the next (MRC_F_MORE): more is
+ * queued behind them, and the congestion and peer windows hold it.  (Only
+ * what is queued: a burst that sendmsg had still to copy came too late, the
+ * receiver's delayed ACK went first, twice.)
+ */
+static bool mrc_burst_more(struct mrc_sock *msk, u32 n, bool flush)
+{
+	struct sk_buff_head *q = &msk->sk.sk_write_queue;
+	u32 ahead = msk->snd_nxt - msk->snd_una + n;
+	struct sk_buff *next = msk->send_head;
+	u32 i;
+
+	for (i = 0; i < n && next; i++)
+		next = skb_queue_is_last(q, next) ? NULL : skb_queue_next(q, next);
+	return next && msk->in_flight + n < msk->cc.cwnd &&
+	       (u64)ahead * msk->mss + next->len <= msk->snd_wnd &&
+	       (flush || !mrc_tail_held(msk, next));
 }
 
 /*
@@ -631,6 +687,7 @@ static int mrc_burst_xmit(struct mrc_sock *msk, struct sk_buff *skb, const struc
  * @msk: connection (socket lock held)
  * @ev_idx: EV slot they all go on
  * @n: segments, from mrc_burst_fit(), at least 2
+ * @more: another burst follows at once (mrc_burst_more())
  *
  * One UDP GSO skb whose payload is [MRC header | data] per segment, with
  * gso_size = header + MSS, as QUIC and Homa send: the stack and every hop
@@ -641,20 +698,20 @@ static int mrc_burst_xmit(struct mrc_sock *msk, struct sk_buff *skb, const struc
  *
  * Return: 0 or a negative errno (nothing changes then).
  */
-static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
+static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n, bool more)
 {
-	/* the ACK state the header takes: still owed if the burst fails */
-	bool ce_pending = msk->ce_pending, rx_ack_due = msk->rx_ack_due;
-	u32 ack_pending = msk->ack_pending;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
+	struct mrc_ack_state ack_state;
 	struct sk_buff *skb;
 	struct mrchdr h0;
 	u64 now;
 	u32 i;
 	int err;
 
+	/* the ACK state the header takes: still owed if the burst fails */
+	mrc_ack_state_save(msk, &ack_state);
 	/* one ACK state for the whole burst: it goes out at one moment */
-	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
+	mrc_fill_header(msk, &h0, MRC_T_DATA, more ? MRC_F_MORE : 0);
 	/* sent when stamped, as mrc_xmit() marks it: not after the copies */
 	now = mrc_clock_us();
 	if (MRC_SKB_CB(msk->send_head)->hdr_room)
@@ -679,9 +736,7 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 	}
 	return 0;
 unsent:
-	msk->ack_pending = ack_pending;
-	msk->ce_pending = ce_pending;
-	msk->rx_ack_due = rx_ack_due;
+	mrc_ack_state_restore(msk, &ack_state);
 	return err;
 }
 
@@ -737,15 +792,15 @@ static u32 mrc_resend_fit(struct mrc_sock *msk, struct sk_buff *skb)
  */
 static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
 {
-	bool ce_pending = msk->ce_pending, rx_ack_due = msk->rx_ack_due;
 	int ev_idx = mrc_pick_retransmit_ev(msk, MRC_SKB_CB(first));
-	u32 ack_pending = msk->ack_pending;
+	struct mrc_ack_state ack_state;
 	struct sk_buff *skb, *seg;
 	struct mrchdr h0;
 	u64 now;
 	u32 i;
 	int err;
 
+	mrc_ack_state_save(msk, &ack_state);
 	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
 	/*
 	 * Sent when stamped: a send time taken after the copies and the send
@@ -770,9 +825,7 @@ static int mrc_resend_burst(struct mrc_sock *msk, struct sk_buff *first, u32 n)
 	}
 	return 0;
 unsent:
-	msk->ack_pending = ack_pending;
-	msk->ce_pending = ce_pending;
-	msk->rx_ack_due = rx_ack_due;
+	mrc_ack_state_restore(msk, &ack_state);
 	return err;
 }
 
@@ -859,7 +912,8 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 		if (!flush && mrc_tail_held(msk, skb))
 			break;
 		n = mrc_burst_fit(msk, flush);
-		if (n > 1 ? mrc_send_burst(msk, mrc_pick_ev(msk, -1), n) :
+		if (n > 1 ? mrc_send_burst(msk, mrc_pick_ev(msk, -1), n,
+					   mrc_burst_more(msk, n, flush)) :
 			    mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;
 	}

@@ -215,7 +215,7 @@ struct mrc_skb_cb {
 	u8	sacked:1,	/* transmit: peer has it out of order */
 		lost:1,		/* transmit: marked for retransmission */
 		sent:1,		/* transmit: sent at least once */
-		hdr_room:1,	/* transmit: one page frag, unsent, MRC header's room before it */
+		hdr_room:1,	/* transmit: one page frag, header room before it unused */
 		probed:1;	/* transmit: last sent by a tail loss probe, not lost */
 	u8	tx_count;	/* transmissions so far */
 	u8	prio;		/* transmit: 0 (bulk) .. 7 */
