@@ -1198,7 +1198,7 @@ static bool mrc_train_parse(struct sk_buff *skb, struct mrc_train *t)
 		h = skb_frag_address(frag) + off - fstart;
 		if (!t->n) {
 			if (mrc_hdr_check(h, seg_len) != MRC_C_RX_PACKETS ||
-			    h->type != MRC_T_DATA || (h->flags & ~MRC_F_MORE) || !h->len)
+			    h->type != MRC_T_DATA || h->flags || !h->len)
 				return false;
 			t->first = *h;
 		} else if (!mrc_hdr_train_next(&t->first, h, t->n, seg_len)) {
@@ -1329,14 +1329,7 @@ static bool mrc_train_take(struct mrc_sock *msk, struct sk_buff *skb, const stru
 	msk->rcv_nxt = ntohl(t->last.psn) + 1;
 	mrc_data_wake(msk);
 	msk->ack_pending += t->n;
-	/*
-	 * Another burst follows at once: its ACK covers this one (the delayed
-	 * ACK if it does not come), within a bound a peer cannot stretch.
-	 */
-	if ((t->first.flags & MRC_F_MORE) && msk->ack_pending < MRC_MORE_ACK_SEGS)
-		mrc_arm_delack(msk);
-	else
-		mrc_data_ack(msk);
+	mrc_data_ack(msk);
 	consume_skb(skb);
 	return true;
 undo:

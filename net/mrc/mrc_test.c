@@ -1462,14 +1462,6 @@ static void mrc_hdr_train_test(struct kunit *test)
 	h.rcv_wnd = first.rcv_wnd;
 	h.priority = 3;
 	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
-	h.priority = first.priority;
-	/* a burst that another follows: every packet says so, or it is no train */
-	h.flags = MRC_F_MORE;
-	KUNIT_EXPECT_FALSE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
-	first.flags = MRC_F_MORE;
-	KUNIT_EXPECT_TRUE(test, mrc_hdr_train_next(&first, &h, 1, sizeof(h) + 1000));
-	/* and a header with it is valid */
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&first, sizeof(first) + 1000), MRC_C_RX_PACKETS);
 }
 
 static struct kunit_case mrc_hdr_cases[] = {

@@ -533,27 +533,6 @@ static u32 mrc_burst_fit(struct mrc_sock *msk, bool flush)
 }
 
 /*
- * Whether another burst follows the @n segments from send_head at once, so
- * the receiver may leave this one's ACK to the next (MRC_F_MORE): more is
- * queued behind them, and the congestion and peer windows hold it.  (Only
- * what is queued: a burst that sendmsg had still to copy came too late, the
- * receiver's delayed ACK went first, twice.)
- */
-static bool mrc_burst_more(struct mrc_sock *msk, u32 n, bool flush)
-{
-	struct sk_buff_head *q = &msk->sk.sk_write_queue;
-	u32 ahead = msk->snd_nxt - msk->snd_una + n;
-	struct sk_buff *next = msk->send_head;
-	u32 i;
-
-	for (i = 0; i < n && next; i++)
-		next = skb_queue_is_last(q, next) ? NULL : skb_queue_next(q, next);
-	return next && msk->in_flight + n < msk->cc.cwnd &&
-	       (u64)ahead * msk->mss + next->len <= msk->snd_wnd &&
-	       (flush || !mrc_tail_held(msk, next));
-}
-
-/*
  * The header of the @i-th segment of a burst, @seg: a first transmission
  * from send_head gets the next PSNs, a resend its own and ACKNOW, as a
  * single resend has (mrc_build_data()).
@@ -687,7 +666,6 @@ static int mrc_burst_xmit(struct mrc_sock *msk, struct sk_buff *skb, const struc
  * @msk: connection (socket lock held)
  * @ev_idx: EV slot they all go on
  * @n: segments, from mrc_burst_fit(), at least 2
- * @more: another burst follows at once (mrc_burst_more())
  *
  * One UDP GSO skb whose payload is [MRC header | data] per segment, with
  * gso_size = header + MSS, as QUIC and Homa send: the stack and every hop
@@ -698,7 +676,7 @@ static int mrc_burst_xmit(struct mrc_sock *msk, struct sk_buff *skb, const struc
  *
  * Return: 0 or a negative errno (nothing changes then).
  */
-static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n, bool more)
+static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 {
 	struct mrc_ev *ev = &msk->evs[ev_idx];
 	struct mrc_ack_state ack_state;
@@ -711,7 +689,7 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n, bool more)
 	/* the ACK state the header takes: still owed if the burst fails */
 	mrc_ack_state_save(msk, &ack_state);
 	/* one ACK state for the whole burst: it goes out at one moment */
-	mrc_fill_header(msk, &h0, MRC_T_DATA, more ? MRC_F_MORE : 0);
+	mrc_fill_header(msk, &h0, MRC_T_DATA, 0);
 	/* sent when stamped, as mrc_xmit() marks it: not after the copies */
 	now = mrc_clock_us();
 	if (MRC_SKB_CB(msk->send_head)->hdr_room)
@@ -912,8 +890,7 @@ void __mrc_push(struct mrc_sock *msk, bool flush)
 		if (!flush && mrc_tail_held(msk, skb))
 			break;
 		n = mrc_burst_fit(msk, flush);
-		if (n > 1 ? mrc_send_burst(msk, mrc_pick_ev(msk, -1), n,
-					   mrc_burst_more(msk, n, flush)) :
+		if (n > 1 ? mrc_send_burst(msk, mrc_pick_ev(msk, -1), n) :
 			    mrc_send_new(msk, mrc_pick_ev(msk, -1)))
 			break;
 	}

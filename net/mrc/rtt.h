@@ -87,8 +87,6 @@ static inline bool mrc_ts_before(u32 a, u32 b)
 #define MRC_OOO_ACK_MAX_US	200
 #define MRC_OOO_ACK_MIN_US	20
 #define MRC_OOO_ACK_SEGS	16
-/* A train flagged MRC_F_MORE leaves its ACK to the next below this many packets */
-#define MRC_MORE_ACK_SEGS	64
 
 /**
  * mrc_ooo_ack_delay_us() - how long an ACK of out-of-order data may wait

@@ -1045,14 +1045,8 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		mrc_queue_segment(msk, skb);
 		copied += chunk;
 		msk->stats.bytes_sent += chunk;
-		/*
-		 * A burst's worth at a time (TCP pushes per size goal); less
-		 * than another burst left of this write joins this push, which
-		 * then tells the receiver that one burst follows another at once
-		 * (MRC_F_MORE): a 64 KiB message, 44 segments and 3, drew an
-		 * ACK for each.
-		 */
-		if (++unpushed >= burst && len - copied >= (size_t)burst * msk->mss) {
+		/* a burst's worth at a time (TCP pushes per size goal) */
+		if (++unpushed >= burst) {
 			unpushed = 0;
 			mrc_push(msk);
 			burst = mrc_burst_len(msk);

@@ -11,11 +11,8 @@
 #include <linux/build_bug.h>
 #include <linux/types.h>
 
-/*
- * 2: MRC_F_SACKX (an ACK's SACK field continued in its payload)
- * 3: MRC_F_MORE (a burst another follows at once: its ACK may wait)
- */
-#define MRC_VERSION		3
+/* 2: MRC_F_SACKX (an ACK's SACK field continued in its payload) */
+#define MRC_VERSION		2
 
 /* Packet types */
 enum mrc_type {
@@ -35,8 +32,7 @@ enum mrc_type {
 #define MRC_F_PROBE	0x08	/* EV probe; in an ACK: answers one on ack_ev */
 #define MRC_F_CE	0x10	/* in an ACK: data acknowledged was CE-marked */
 #define MRC_F_SACKX	0x20	/* in an ACK: its payload continues @sack */
-#define MRC_F_MORE	0x40	/* data: another burst of the same push follows at once */
-#define MRC_F_ALL	0x7f
+#define MRC_F_ALL	0x3f
 
 /**
  * struct mrchdr - the MRC header, right after the UDP header

@@ -14,7 +14,7 @@
  * MODE:
  *   mix    (default) every category below, mixed:
  *          short    truncated headers (0..47 bytes)
- *          version  any version but 1
+ *          version  any version but MRC_WIRE_VERSION
  *          type     type 0 or >= 7, unknown flag bits, priority > 7
  *          length   len disagreeing with the datagram; SYNACK/HSACK without
  *                   their 16-byte payload; control packets with a payload
@@ -189,7 +189,7 @@ static int build(uint8_t *b, int cat)
 		len = well_formed(b, type, 0, type_plen(type));
 		switch (rnd(3)) {
 		case 0: b[1] = rnd(2) ? 0 : 7 + rnd(249); break;
-		case 1: b[2] = 0x80 | (rnd32() & 0x40) | rnd(64); break;	/* 0x40 is MRC_F_MORE */
+		case 1: b[2] = 0x40 | (rnd32() & 0xc0) | rnd(64); break;
 		default: b[3] = 8 + rnd(248); break;
 		}
 		return len;

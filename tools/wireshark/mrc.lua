@@ -15,11 +15,11 @@
 -- packet of a burst, mrc.burst: several DATA packets in one GSO datagram,
 -- as a capture on the sending host shows them).
 
-local MRC_VERSION = 3
+local MRC_VERSION = 2
 local MRC_HDR_LEN = 48
 local MRC_HS_LEN = 16
 local MRC_SACK_BITS = 64
-local MRC_F_ALL = 0x7f
+local MRC_F_ALL = 0x3f
 local MRC_F_SACKX = 0x20
 local MRC_SACKX_WORDS = 31
 local MRC_DEFAULT_UDP_PORT = 4797
@@ -43,7 +43,6 @@ local flag_bits = {
 	{ 0x08, "PROBE" },
 	{ 0x10, "CE" },
 	{ 0x20, "SACKX" },
-	{ 0x40, "MORE" },
 }
 
 local mrc = Proto("mrc", "Multipath Reliable Connection")
@@ -59,9 +58,7 @@ local f = {
 	flag_ce = ProtoField.bool("mrc.flags.ce", "CE (acknowledged data was CE-marked)", 8, nil, 0x10),
 	flag_sackx = ProtoField.bool("mrc.flags.sackx", "SACKX (the payload continues the SACK bitmap)",
 		8, nil, 0x20),
-	flag_more = ProtoField.bool("mrc.flags.more", "MORE (another burst of the push follows at once)",
-		8, nil, 0x40),
-	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0x80),
+	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0xc0),
 	priority = ProtoField.uint8("mrc.priority", "Priority", base.DEC),
 	sport = ProtoField.uint16("mrc.sport", "Source port", base.DEC),
 	dport = ProtoField.uint16("mrc.dport", "Destination port", base.DEC),
@@ -282,7 +279,6 @@ local function dissect(tvb, pinfo, tree)
 	fi:add(f.flag_probe, tvb(2, 1))
 	fi:add(f.flag_ce, tvb(2, 1))
 	fi:add(f.flag_sackx, tvb(2, 1))
-	fi:add(f.flag_more, tvb(2, 1))
 	fi:add(f.flag_reserved, tvb(2, 1))
 	if flags > MRC_F_ALL then
 		fi:add_proto_expert_info(e.flags)
