@@ -760,14 +760,12 @@ static bool mrc_tail_joins_frags(struct mrc_sock *msk)
 static int mrc_fill_frag_tail(struct mrc_sock *msk, struct sk_buff *tail, struct msghdr *msg,
 			      size_t len)
 {
-	struct page_frag *pfrag = sk_page_frag(&msk->sk);
-	skb_frag_t *frag = &skb_shinfo(tail)->frags[0];
 	struct sock *sk = &msk->sk;
+	struct page_frag *pfrag = sk_page_frag(sk);
+	int i = skb_shinfo(tail)->nr_frags;
 	int n;
 
-	if (skb_shinfo(tail)->nr_frags != 1 || skb_headlen(tail) ||
-	    pfrag->page != skb_frag_page(frag) ||
-	    skb_frag_off(frag) + skb_frag_size(frag) != pfrag->offset)
+	if (!skb_can_coalesce(tail, i, pfrag->page, pfrag->offset))
 		return 0;
 	n = min_t(size_t, len, min_t(int, msk->mss - tail->len, pfrag->size - pfrag->offset));
 	/* within SO_SNDBUF, as a new segment waits for (mrc_send_wait()) */
@@ -777,7 +775,7 @@ static int mrc_fill_frag_tail(struct mrc_sock *msk, struct sk_buff *tail, struct
 	if (!copy_from_iter_full(page_address(pfrag->page) + pfrag->offset, n, &msg->msg_iter))
 		return -EFAULT;
 	pfrag->offset += n;
-	skb_frag_size_add(frag, n);
+	skb_frag_size_add(&skb_shinfo(tail)->frags[i - 1], n);
 	tail->len += n;
 	tail->data_len += n;
 	tail->truesize += n;
