@@ -14,6 +14,9 @@
 # they execute (sleep=off: idle spans take no time), so its CPU time and
 # rates no longer include what the host took from the vCPU threads (for
 # cost comparisons, tools/bench; several times slower; never with KVM).
+# MRC_KCMDLINE="..." adds to the guest kernel's command line (a memory
+# corruption hunt: "slub_debug=FZPU" checks every slab free and poisons
+# freed objects, with the last alloc/free stacks in a report).
 # Otherwise a writable /dev/kvm is trusted only after one probe boot under
 # KVM passed (a /dev/kvm can exist and still fail: "failed to set MSR 0x10a",
 # or "KVM internal error. Suberror: 1" with qemu hanging); the verdict is
@@ -167,7 +170,7 @@ boot() {
 	timeout -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" \
 		-M pc -smp "$cpus" -m "$mem" -nodefaults -no-user-config -display none \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=7 panic=-1 mitigations=off nokaslr mrcinit=$here/guest-init.sh" \
+		-append "console=ttyS0 loglevel=7 panic=-1 mitigations=off nokaslr mrcinit=$here/guest-init.sh${MRC_KCMDLINE:+ $MRC_KCMDLINE}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$outdir",mount_tag=mrcout,security_model=none,multidevs=remap \
 		-serial file:"$outdir/console.log" -serial stdio -nic none \
