@@ -282,10 +282,17 @@ for i in $(seq 1 $SPINES); do fabric_heal "$i"; done
 
 # Every path dead, healed before the user timeout: the transfer resumes
 # (timed: it must still be sending when the paths die, and after the heal).
-xfer_start $NS_B 7006 "$out/rx"
+# The paths die once b has received a first tick's bytes: a fixed second
+# after the sender's start was too short on a busy host (two VMs on two
+# cores), where 7 runs of 16 blackholed the fabric before the transfer
+# began (its longest gap then 63-201 ms, not the outage's 1.5 s).
+xfer_start $NS_B 7006 "$out/rx" -i 100
 ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7006 -n $((1 << 40)) -d 5 -U 8000 > "$out/tx" &
 tx=$!
-sleep 1
+for i in $(seq 1 300); do
+	grep -q '^tick .* bytes=[1-9]' "$out/rx" && break
+	sleep 0.1
+done
 for i in $(seq 1 $SPINES); do fabric_blackhole "$i"; done
 sleep 1.5
 for i in $(seq 1 $SPINES); do fabric_heal "$i"; done

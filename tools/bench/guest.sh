@@ -23,6 +23,10 @@ FO_HEAL=${MRC_BENCH_FO_HEAL:-7}
 FO_GAP_MS=${MRC_BENCH_FO_GAP_MS:-5}	# failover: the receiver lists stalls this long
 RR_N1=${MRC_BENCH_RR_N1:-1000}		# requests of 1 KiB per run
 RR_N64=${MRC_BENCH_RR_N64:-200}		# requests of 64 KiB per run
+# spine 1's loss in the request/response section; 0 for a clean fabric, the
+# A/B of a datapath change under MRC_ICOUNT (MRC sprays over the lossy
+# spine, and the EVs its losses retire move MRC's median from run to run)
+RR_LOSS=${MRC_BENCH_RR_LOSS:-1%}
 ONLY=${MRC_BENCH_ONLY:-agg fo rr cost4 cost prof coll planes}
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down' EXIT
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
@@ -128,10 +132,14 @@ if [[ " $ONLY " == *" fo "* ]]; then
 	fabric_shape_all - -
 fi
 
-# ---- 3. tail latency: spine 1 at 1% loss (both directions) ---------------
+# ---- 3. tail latency: spine 1 at RR_LOSS loss (both directions) ----------
 if [[ " $ONLY " == *" rr "* ]]; then
-	log "request/response: spine 1 at 1% loss, other spines clean, no rate limit"
-	fabric_shape 1 - - 1% || exit 1
+	case $RR_LOSS in
+	0 | 0%) log "request/response: every spine clean, no rate limit"; RR_LOSS=0 ;;
+	*)	log "request/response: spine 1 at $RR_LOSS loss, other spines clean, no rate limit"
+		fabric_shape 1 - - "$RR_LOSS" || exit 1 ;;
+	esac
+	echo "rr_loss $RR_LOSS" >> "$OUT/meta.txt"
 	# TCP's flow takes one spine each way: pick client ports whose flow
 	# crosses spine 1 both ways (TCP on the lossy spine) and neither way
 	for p in $(seq 40000 40199); do

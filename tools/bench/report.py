@@ -157,7 +157,9 @@ for v, size, rep, line in rows("rr.tsv"):
     rr.setdefault((v, int(size)), []).append(a)
 if rr:
     res["tail_latency"] = {}
-    table.append("3. Request/response, spine 1 at 1% loss: latency in ms, pooled over"
+    rr_loss = meta.get("rr_loss", ["1%"])[0]
+    rr_fabric = "every spine clean" if rr_loss == "0" else f"spine 1 at {rr_loss} loss"
+    table.append(f"3. Request/response, {rr_fabric}: latency in ms, pooled over"
                  f" {reps} runs (per-run p99 [min..max])")
     table.append(f"   {'':10} {'size':>6} {'samples':>8} {'p50':>8} {'p99':>8} {'p99.9':>8} {'per-run p99':>20}")
     pooled = {}
@@ -304,7 +306,7 @@ if rr:
         ax.set_ylim(1e-3 / 2, 1)
         ax.set_xlabel("latency, ms")
         ax.set_ylabel("fraction slower (CCDF)")
-        ax.set_title(f"{size // 1024} KiB request/response, spine 1 at 1% loss", fontsize=9)
+        ax.set_title(f"{size // 1024} KiB request/response, {rr_fabric}", fontsize=9)
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "tail_latency.png"), dpi=100)
