@@ -369,8 +369,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 	u32 acked = 0, delivered = 0, ce = 0, rtt_us;
 	u64 now_us = mrc_clock_us();
 	bool fin_acked = false, round_done = false, spurious = false;
-	struct sk_buff *skb, *freed = NULL, **freed_tail = &freed;
-	int freed_truesize = 0;
+	struct sk_buff *skb;
 
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
@@ -416,13 +415,9 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 			fin_acked = true;
 		msk->stats.bytes_acked += skb->len;
 		__skb_unlink(skb, &sk->sk_write_queue);
-		*freed_tail = skb;
-		freed_tail = &skb->next;
-		freed_truesize += skb->truesize;
+		mrc_wmem_free_skb(sk, skb);
 		acked++;
 	}
-	if (freed)
-		mrc_wmem_free_acked(sk, freed, freed_truesize);
 	if (acked && msk->rto_verdict_due && !(h->flags & MRC_F_PROBE)) {
 		/*
 		 * An echo from before the RTO's retransmissions: what arrived

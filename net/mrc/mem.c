@@ -139,21 +139,15 @@ void mrc_write_queue_purge(struct sock *sk)
 }
 
 /**
- * mrc_wmem_free_acked() - free acknowledged segments and uncharge them
+ * mrc_wmem_free_skb() - free an acknowledged segment and uncharge it
  * @sk: socket (lock held)
- * @acked: segments unlinked from the write queue, chained by ->next
- * @truesize: their truesize, summed
- *
- * Once per ACK, not per segment: kfree_skb_list_reason() hands their
- * sk_buffs back to the slab in bulk (kmem_cache_free_bulk()), where a
- * consume_skb() each freed a 64 KiB message's 47 one at a time.
+ * @skb: segment already unlinked from the write queue
  */
-void mrc_wmem_free_acked(struct sock *sk, struct sk_buff *acked, int truesize)
+void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb)
 {
-	lockdep_assert(lockdep_sock_is_held(sk));
-	sk_wmem_queued_add(sk, -truesize);
-	sk_mem_uncharge(sk, truesize);
-	kfree_skb_list_reason(acked, SKB_CONSUMED);
+	sk_wmem_queued_add(sk, -skb->truesize);
+	sk_mem_uncharge(sk, skb->truesize);
+	consume_skb(skb);
 }
 
 /* An empty skb's truesize: alloc_skb(0) takes a small head, not SKB_TRUESIZE(0) */

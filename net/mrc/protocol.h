@@ -581,7 +581,7 @@ void mrc_enter_memory_pressure(struct sock *sk);
 void mrc_leave_memory_pressure(struct sock *sk);
 void mrc_charge_forced(struct sock *sk, int size);
 void mrc_write_queue_purge(struct sock *sk);
-void mrc_wmem_free_acked(struct sock *sk, struct sk_buff *acked, int truesize);
+void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb);
 void mrc_rcv_space_adjust(struct mrc_sock *msk, int copied);
 void mrc_sndbuf_expand(struct mrc_sock *msk);
 size_t mrc_frag_seg_truesize(size_t len);
