@@ -14,8 +14,8 @@ out=$(mktemp -d)
 [ -n "${MP_FAILOVER_RUNS:-}" ] && tap_plan "$MP_FAILOVER_RUNS" || tap_plan 18
 fabric_up $SPINES || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 
-# Failover and heal inside one transfer of 13 s: spine 2 is blackholed 3 s
-# in and healed 3 s later.  Goodput is the median of the receiver's 100 ms
+# Failover and heal inside one transfer: spine 2 is blackholed 3 s in,
+# healed 3 s later, and the sender stopped 7 s after the heal.  Goodput is the median of the receiver's 100 ms
 # ticks in each phase, placed by the wall-clock times the shell took (the
 # receiver prints its tick 0): before the failure, during it (from 0.5 s
 # after the blackhole to 3 s after it), and after the heal (from 1 s after
@@ -61,6 +61,12 @@ tick_best() {
 		printf "%d\n", best
 	}' "$1"
 }
+# sleep_past STAMP S: sleeps until S whole seconds after STAMP (a now()
+# reading), in bash's arithmetic (us): no process start on the way.
+sleep_past() {
+	local w=$(( ${1/./} + $2 * 1000000 - ${EPOCHREALTIME/[.,]/} ))
+	[ $w -gt 0 ] && sleep "$((w / 1000000)).$(printf %06d $((w % 1000000)))"
+}
 # failover_run PORT: one run; sets FO_* and prints its lines.
 # Nothing but the transfer runs inside a window it measures: under TCG a
 # process start costs 50-100 ms of a vCPU, and the counters read right
@@ -78,7 +84,7 @@ tick_best() {
 # 100 Mbit/s (what the window and loss recovery give over four 50 ms
 # queues, well under the CPUs' speed) and 12 runs read 82-111 % during it.
 failover_run() {
-	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx w
+	local port=$1 t0 tb0 tb1 td th0 th1 r0 r1 a0 a1 f0 f1 tx
 	local l0 l1
 	fabric_shape_all "${MP_FO_RATE:-60mbit}" -
 	r0=$(mrc_stat $NS_A EvRetired)
@@ -86,16 +92,20 @@ failover_run() {
 	# -g: where the stalls were (a run in three has one of 150-240 ms, when
 	# a run's longest gap is otherwise 12-30 ms; the receiver lists them)
 	xfer_start $NS_B "$port" "$out/rx" -i 100 -g 40
-	ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$port" -n $((1 << 40)) -d 13 > "$out/tx" &
+	# -d 60 only as a backstop: the sender is stopped (SIGUSR1) 7 s after
+	# the heal took effect, so the window after the heal keeps its length
+	# however late a busy host ran the shell's sleeps and tc commands (a
+	# fixed 13 s deadline once left it 0.3 s when the heal came at 12.7 s)
+	ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$port" -n $((1 << 40)) -d 60 > "$out/tx" &
 	tx=$!
 	sleep 3
 	tb0=$(now); fabric_blackhole 2; tb1=$(now)
-	# 3 s after the blackhole took effect, in bash's arithmetic (us)
-	w=$(( ${tb1/./} + 3000000 - ${EPOCHREALTIME/[.,]/} ))
-	[ $w -gt 0 ] && sleep "$((w / 1000000)).$(printf %06d $((w % 1000000)))"
+	sleep_past "$tb1" 3
 	td=$(now)
 	a0=$(mrc_stat $NS_A EvReadmitted); f0=$(fabric_spine_forwarded 2 ab)
 	th0=$(now); fabric_heal 2; th1=$(now)
+	sleep_past "$th1" 7
+	kill -USR1 $tx
 	wait $tx
 	FO_TXRC=$?
 	wait $XFER_PID
