@@ -116,7 +116,7 @@ void MrcFlow::xmit(Segment &s, int evIdx)
 	s.evIdx = evIdx;
 	s.evPort = ev->port;
 	s.txCount++;
-	ev->sent++;
+	mrc_ev_sent(ev);
 	ev->in_flight++;
 	p->psn = s.psn;
 	p->bytes += prm.mss;

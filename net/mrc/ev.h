@@ -57,6 +57,7 @@ int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since,
 u32 mrc_paths_rx_live(const struct mrc_path *paths, u8 npaths, unsigned long now,
 		      unsigned long lag);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us);
+void mrc_ev_sent(struct mrc_ev *ev);
 void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us);
 void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);

@@ -630,6 +630,46 @@ static void mrc_ev_weight_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ev_weight(&ev, 1000), MRC_EV_WEIGHT_MIN);
 }
 
+/* A connection's first EVs: each tried at once, replacements are not */
+static void mrc_ev_untried_test(struct kunit *test)
+{
+	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
+	struct mrc_ev evs[16];
+	bool seen[16] = {};
+	u32 born = 0;
+	int i, idx, fresh;
+
+	mrc_evs_init(evs, 16, 8, &r, &born);
+	for (i = 0; i < 8; i++) {
+		KUNIT_EXPECT_TRUE(test, evs[i].untried);
+		KUNIT_EXPECT_EQ(test, evs[i].weight, MRC_EV_WEIGHT_MAX);
+	}
+	/* EV 0 delivered already: the first 8 choices still take all 8 */
+	mrc_ev_sent(&evs[0]);
+	mrc_ev_delivered(&evs[0], 10, false, 100);
+	for (i = 0; i < 8; i++) {
+		idx = mrc_ev_pick(evs, 16, -1);
+		KUNIT_ASSERT_GE(test, idx, 0);
+		KUNIT_EXPECT_FALSE(test, seen[idx] && idx);
+		seen[idx] = true;
+		mrc_ev_sent(&evs[idx]);
+	}
+	for (i = 1; i < 8; i++) {
+		KUNIT_EXPECT_TRUE(test, seen[i]);
+		/* tried, not delivered yet: the least share */
+		KUNIT_EXPECT_FALSE(test, evs[i].untried);
+		KUNIT_EXPECT_EQ(test, evs[i].weight, MRC_EV_WEIGHT_MIN);
+		KUNIT_EXPECT_EQ(test, evs[i].sent, 1u);
+	}
+	/* a replacement's path may be the dead one: never untried */
+	mrc_evs_init(evs, 16, 8, &r, &born);
+	fresh = mrc_ev_retire(evs, 16, 3, &r, &born, 1000, true);
+	KUNIT_ASSERT_GE(test, fresh, 0);
+	KUNIT_EXPECT_FALSE(test, evs[fresh].untried);
+	KUNIT_EXPECT_EQ(test, evs[fresh].weight, MRC_EV_WEIGHT_MIN);
+	KUNIT_EXPECT_FALSE(test, evs[3].untried);
+}
+
 static void mrc_ev_retire_readmit_test(struct kunit *test)
 {
 	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
@@ -1147,6 +1187,7 @@ static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_paths_rx_live_test),
 	KUNIT_CASE(mrc_paths_find_test),
 	KUNIT_CASE(mrc_ev_weight_test),
+	KUNIT_CASE(mrc_ev_untried_test),
 	KUNIT_CASE(mrc_ev_retire_readmit_test),
 	KUNIT_CASE(mrc_ev_paths_test),
 	KUNIT_CASE(mrc_ev_silent_path_test),

@@ -372,7 +372,7 @@ static void mrc_send_copies(struct mrc_sock *msk, struct sk_buff *seg, int first
 		skb = mrc_build_data(msk, seg);
 		if (!skb)
 			break;
-		msk->evs[idx].sent++;
+		mrc_ev_sent(&msk->evs[idx]);
 		mrc_count(msk->mn, MRC_C_TX_REDUNDANT);
 		mrc_send_packet(msk, skb, &msk->evs[idx], READ_ONCE(msk->mn->cfg.ecn));
 		avoid = idx;
@@ -392,7 +392,7 @@ static void mrc_mark_sent(struct mrc_sock *msk, struct mrc_skb_cb *cb, int ev_id
 	/* saturates: a count that wrapped to 1 would stop the loss walk early */
 	if (cb->tx_count < U8_MAX)
 		cb->tx_count++;
-	ev->sent++;
+	mrc_ev_sent(ev);
 	ev->in_flight++;
 }
 
@@ -423,6 +423,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 {
 	struct mrc_skb_cb *cb = MRC_SKB_CB(seg), old = *cb;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
+	bool untried = ev->untried;
 	struct mrc_ack_state ack_state;
 	struct sk_buff *skb;
 	int err;
@@ -437,6 +438,10 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 		/* nothing left (no route, no tunnel): as if never tried */
 		ev->sent--;
 		ev->in_flight--;
+		if (untried) {
+			ev->untried = true;
+			ev->weight = mrc_ev_weight(ev, 0);
+		}
 		*cb = old;
 		mrc_ack_state_restore(msk, &ack_state);
 		return err;

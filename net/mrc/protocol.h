@@ -293,6 +293,8 @@ enum {
  * @echoed_at: jiffies when the peer last showed that a packet we sent on
  *	this EV arrived (it echoed the EV in ack_ev, or acknowledged data)
  * @echoed: @echoed_at is set
+ * @untried: one of the connection's first EVs, nothing sent on it yet: full
+ *	weight until its first packet (mrc_ev_weight(), mrc_ev_sent())
  * @next_probe: jiffies of the next probe (retired EVs)
  * @born: connection-wide sequence number of when the slot got this port
  * @path: index of the connection's mrc_path the EV's packets take
@@ -306,6 +308,7 @@ struct mrc_ev {
 	u8	probe_backoff;
 	u8	path;
 	bool	echoed;
+	bool	untried;
 	u16	weight;
 	u16	ce_ewma;
 	s32	swrr;

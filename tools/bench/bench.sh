@@ -6,7 +6,8 @@
 # Knobs (environment): MRC_BENCH_REPS (3), MRC_BENCH_RATE_MBIT (8, each
 # spine), MRC_BENCH_RR_N1 / MRC_BENCH_RR_N64 (requests per run),
 # MRC_BENCH_RR_LOSS (spine 1's loss there, 1%; 0: a clean fabric),
-# MRC_BENCH_ONLY ("agg fo rr cost4 cost prof coll planes"),
+# MRC_BENCH_ONLY ("agg fo rr cost4 cost prof coll planes"; also rrtrace,
+# tools/bench/guest_rrtrace.sh), MRC_BENCH_RRTRACE_N (60),
 # MRC_BENCH_PLANES_* (tools/bench/guest_planes.sh),
 # MRC_BENCH_COLL_* (tools/bench/guest_coll.sh), MRC_BENCH_RESULTS (results/bench).
 set -u

@@ -37,7 +37,7 @@ kind_of() { case $1 in tcp) echo -T ;; mptcp) echo -M ;; *) echo ;; esac; }
 
 # the two-host fabric only for the sections on it (a minute under TCG)
 TWO_HOST=0
-for s in agg fo rr cost4 cost prof; do [[ " $ONLY " == *" $s "* ]] && TWO_HOST=1; done
+for s in agg fo rr rrtrace cost4 cost prof; do [[ " $ONLY " == *" $s "* ]] && TWO_HOST=1; done
 if [ $TWO_HOST = 1 ]; then
 	log "fabric: $SPINES spines; MPTCP: a has 4 addresses, each a subflow endpoint"
 	fabric_up_fast $SPINES || { log "cannot build the fabric"; exit 1; }
@@ -177,6 +177,11 @@ if [[ " $ONLY " == *" rr "* ]]; then
 		done
 	done
 	fabric_shape 1 - -
+fi
+
+# ---- 3a. a 64 KiB exchange's phases, traced (not by default) --------------
+if [[ " $ONLY " == *" rrtrace "* ]]; then
+	. "$repo/tools/bench/guest_rrtrace.sh"
 fi
 
 # ---- 4a. four unshaped spines: one connection each, goodput and CPU -------
