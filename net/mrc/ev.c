@@ -495,7 +495,9 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_pick_ack);
  * and the connection's bursts stayed one packet long until half of a path's
  * EVs had delivered (mrc_ev_burst_len()): the first 10 exchanges of 64 KiB
  * took 125 ms against TCP's 30 (bench ``rrtrace``).  A replacement is
- * never untried: its path may be the dead one its predecessor was on.
+ * never untried: its path may be the dead one its predecessor was on.  A
+ * retirement leaves the mark: an EV that carried nothing lost nothing (a
+ * plane's EVs retired until their probe, a path gone down or silent).
  *
  * The reference is the smoothed RTT, not the smallest sample: one lucky
  * sample (tens of microseconds on an idle moment, against milliseconds of
@@ -528,10 +530,13 @@ u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us)
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
 
 /**
- * mrc_ev_sent() - a packet goes out on @ev
+ * mrc_ev_sent() - a data packet goes out on @ev
  * @ev: the EV
  *
- * Its first packet ends an untried EV's full weight (mrc_ev_weight()).
+ * Its first packet ends an untried EV's full weight (mrc_ev_weight()), and
+ * the credit it gathered at that weight while it waited for its turn: kept,
+ * the last of a connection's first EVs to be tried would take the next
+ * choices in a row (8 EVs: 9 of the first 16 packets on the last one).
  */
 void mrc_ev_sent(struct mrc_ev *ev)
 {
@@ -539,6 +544,7 @@ void mrc_ev_sent(struct mrc_ev *ev)
 	if (ev->untried) {
 		ev->untried = false;
 		ev->weight = mrc_ev_weight(ev, 0);
+		ev->swrr = 0;
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_sent);
@@ -707,9 +713,10 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_ev_path_silent);
  *
  * Counts the active EVs yet to deliver on paths still to be proven.  A path
  * is proven once at least half of its active EVs delivered.  Until then
- * mrc_ev_burst_len() keeps bursts short, so that its fresh EVs, each with
- * the smallest share of the choices, are all chosen soon: a new plane's, or
- * a connection's first.  Replacements of retired EVs on a proven path do
+ * mrc_ev_burst_len() keeps bursts short, so that its EVs yet to deliver,
+ * each with the smallest share of the choices once it carried a packet, are
+ * all chosen soon: a new plane's, or a connection's first (those are tried
+ * first at full weight: mrc_ev_weight()).  Replacements of retired EVs on a proven path do
  * not count: while a spine was dead a quarter of them landed on it again,
  * some EV was always fresh, and every burst was 8 times shorter for
  * seconds.  A CPU-bound sender kept 54-88 % of its goodput through
@@ -830,8 +837,6 @@ int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_rang
 	evs[idx].next_probe = next_probe;
 	evs[idx].probe_backoff = 0;
 	evs[idx].swrr = 0;
-	/* re-admitted before it delivers, it gets a fresh EV's share */
-	evs[idx].untried = false;
 	if (!replace) {
 		mrc_ev_scout_soon(evs, cap, evs[idx].path, next_probe);
 		return -1;
@@ -929,9 +934,11 @@ int mrc_ev_readmit(struct mrc_ev *evs, u16 cap, int idx, u16 count)
 	evs[idx].probe_backoff = 0;
 	/*
 	 * Full share for an EV that delivered before it was retired; one that
-	 * never did (a new plane's EV after its probe, any EV of a peer that
-	 * only acknowledges) keeps a fresh EV's: at full weight, a new plane
-	 * would draw every ACK of a pure receiver.
+	 * never did (any EV of a peer that only acknowledges) keeps a fresh
+	 * EV's: at full weight, a new plane would draw every ACK of a pure
+	 * receiver.  A connection's first EV that carried nothing yet (a new
+	 * plane's, retired by mrc_evs_spread() until its probe) is still
+	 * untried: full weight until its first packet, as its plane's others.
 	 */
 	evs[idx].weight = evs[idx].delivered ? MRC_EV_WEIGHT_MAX : mrc_ev_weight(&evs[idx], 0);
 	if (mrc_ev_path_active(evs, cap, evs[idx].path) <= count)

@@ -323,9 +323,10 @@ static inline bool mrc_ev_rto_is_congestion(u32 ev_delivered)
  * moves (multipath.sh's heal: 59 % of the goodput before, for the rest of
  * the transfer).  But while fewer than half of a path's EVs delivered (a
  * new plane's, a connection's first), 2 bursts per EV: the weighted choice
- * gives a fresh EV the smallest share of the choices until its first
- * delivery, and long bursts made so few choices that a second plane took
- * 0.9 s to carry anything (planes.sh).
+ * gives an EV that carried a packet the smallest share of the choices until
+ * its first delivery (a connection's first EVs have the full one until
+ * their first packet: mrc_ev_weight()), and long bursts made so few choices
+ * that a second plane took 0.9 s to carry anything (planes.sh).
  *
  * Return: 1 (spray every packet) .. @max_segs.
  */

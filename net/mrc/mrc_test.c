@@ -636,6 +636,7 @@ static void mrc_ev_untried_test(struct kunit *test)
 	struct mrc_ev_range r = { .port_min = 40000, .port_max = 60000 };
 	struct mrc_ev evs[16];
 	bool seen[16] = {};
+	int counts[16];
 	u32 born = 0;
 	int i, idx, fresh;
 
@@ -661,13 +662,37 @@ static void mrc_ev_untried_test(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, evs[i].weight, MRC_EV_WEIGHT_MIN);
 		KUNIT_EXPECT_EQ(test, evs[i].sent, 1u);
 	}
+	/*
+	 * Nothing delivers: each of the first 16 choices of 8 EVs takes every
+	 * EV twice (the credit gathered at the full weight went with the first
+	 * packet; kept, the last EV tried took 9 of the 16).
+	 */
+	mrc_evs_init(evs, 16, 8, &r, &born);
+	memset(counts, 0, sizeof(counts));
+	for (i = 0; i < 16; i++) {
+		idx = mrc_ev_pick(evs, 16, -1);
+		KUNIT_ASSERT_GE(test, idx, 0);
+		KUNIT_ASSERT_LT(test, idx, 8);
+		counts[idx]++;
+		mrc_ev_sent(&evs[idx]);
+	}
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, counts[i], 2);
 	/* a replacement's path may be the dead one: never untried */
 	mrc_evs_init(evs, 16, 8, &r, &born);
+	mrc_ev_sent(&evs[3]);
 	fresh = mrc_ev_retire(evs, 16, 3, &r, &born, 1000, true);
 	KUNIT_ASSERT_GE(test, fresh, 0);
 	KUNIT_EXPECT_FALSE(test, evs[fresh].untried);
 	KUNIT_EXPECT_EQ(test, evs[fresh].weight, MRC_EV_WEIGHT_MIN);
-	KUNIT_EXPECT_FALSE(test, evs[3].untried);
+	/* one that carried nothing is retired with its path (silent, down) */
+	KUNIT_EXPECT_EQ(test, mrc_ev_retire(evs, 16, 5, &r, &born, 1000, false), -1);
+	KUNIT_EXPECT_TRUE(test, evs[5].untried);
+	mrc_ev_readmit(evs, 16, 5, 8);
+	KUNIT_EXPECT_EQ(test, evs[5].weight, MRC_EV_WEIGHT_MAX);
+	/* its first packet ends it */
+	mrc_ev_sent(&evs[5]);
+	KUNIT_EXPECT_EQ(test, evs[5].weight, MRC_EV_WEIGHT_MIN);
 }
 
 static void mrc_ev_retire_readmit_test(struct kunit *test)
@@ -735,7 +760,8 @@ static void mrc_ev_paths_test(struct kunit *test)
 		if (evs[i].path == 1 && evs[i].state == MRC_EV_RETIRED)
 			KUNIT_EXPECT_EQ(test, mrc_ev_readmit(evs, 16, i, 4), -1);
 	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 8);
-	/* a replacement stays on its EV's plane */
+	/* a replacement stays on its EV's plane (EV 1 lost what it carried) */
+	mrc_ev_sent(&evs[1]);
 	fresh = mrc_ev_retire(evs, 16, 1, &r, &born, 1000, true);
 	KUNIT_ASSERT_GE(test, fresh, 0);
 	KUNIT_EXPECT_EQ(test, evs[fresh].path, evs[1].path);

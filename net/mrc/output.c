@@ -423,7 +423,6 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 {
 	struct mrc_skb_cb *cb = MRC_SKB_CB(seg), old = *cb;
 	struct mrc_ev *ev = &msk->evs[ev_idx];
-	bool untried = ev->untried;
 	struct mrc_ack_state ack_state;
 	struct sk_buff *skb;
 	int err;
@@ -436,12 +435,9 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	err = mrc_send_packet(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn));
 	if (err) {
 		/* nothing left (no route, no tunnel): as if never tried */
+		/* an untried EV stays tried: its route may fail again */
 		ev->sent--;
 		ev->in_flight--;
-		if (untried) {
-			ev->untried = true;
-			ev->weight = mrc_ev_weight(ev, 0);
-		}
 		*cb = old;
 		mrc_ack_state_restore(msk, &ack_state);
 		return err;

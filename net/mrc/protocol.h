@@ -293,7 +293,7 @@ enum {
  * @echoed_at: jiffies when the peer last showed that a packet we sent on
  *	this EV arrived (it echoed the EV in ack_ev, or acknowledged data)
  * @echoed: @echoed_at is set
- * @untried: one of the connection's first EVs, nothing sent on it yet: full
+ * @untried: one of the connection's first EVs, no data sent on it yet: full
  *	weight until its first packet (mrc_ev_weight(), mrc_ev_sent())
  * @next_probe: jiffies of the next probe (retired EVs)
  * @born: connection-wide sequence number of when the slot got this port

@@ -23,11 +23,17 @@ else
 	ip netns exec $NS_B "$RR" -l -p 7111 -T > /dev/null 2>&1 &
 	l2=$!
 	sleep 1
+	# buffer_size_kb reads "7 (expanded: 1408)" before its first use
+	on=$(cat $T/tracing_on)
+	kb=$(sed 's/.*expanded: \([0-9]*\).*/\1/; s/ .*//' $T/buffer_size_kb)
 	echo 0 > $T/tracing_on
 	: > $T/trace
+	# the line layout rrtrace.awk reads: comm-pid [cpu] flags time: event:
+	echo 0 > $T/options/record-tgid
+	echo 1 > $T/options/irq-info
 	for f in mrc_sendmsg mrc_recvmsg tcp_sendmsg tcp_recvmsg; do
 		echo "p:$f $f" >> $T/kprobe_events
-		echo "r:${f}_r $f ret=\$retval" >> $T/kprobe_events
+		echo "r:${f}_r $f ret=\$retval:s32" >> $T/kprobe_events
 	done
 	for f in mrc_sendmsg mrc_recvmsg tcp_sendmsg tcp_recvmsg; do
 		echo 1 > $T/events/kprobes/$f/enable
@@ -44,6 +50,8 @@ else
 		-r "$OUT/rrtrace_tcp.txt" > "$TMPD/rrtrace_tcp"
 	echo 0 > $T/tracing_on
 	grep -v '^#' $T/trace > "$OUT/rrtrace.txt"
+	# events the buffer lost: the warm-up's first, which the awk times
+	lost=$(awk '/^overrun:/ { n += $2 } END { print n + 0 }' $T/per_cpu/cpu*/stats)
 	echo 0 > $T/events/enable
 	echo 0 > $T/events/net/net_dev_start_xmit/filter
 	for f in mrc_sendmsg mrc_recvmsg tcp_sendmsg tcp_recvmsg; do
@@ -52,10 +60,13 @@ else
 	done
 	echo > $T/kprobe_events
 	: > $T/trace
+	echo "$kb" > $T/buffer_size_kb
+	echo "$on" > $T/tracing_on
 	kill $l1 $l2 2> /dev/null
 	{
 		echo "# mrc: $(cat "$TMPD/rrtrace_mrc")"
 		echo "# tcp: $(cat "$TMPD/rrtrace_tcp")"
+		[ "$lost" = 0 ] || echo "# the trace buffer overran: $lost events lost"
 		awk -v warm=$RRTRACE_WARM -f "$repo/tools/bench/rrtrace.awk" "$OUT/rrtrace.txt"
 	} > "$OUT/rrtrace_phases.txt"
 	while read -r line; do log "  $line"; done < "$OUT/rrtrace_phases.txt"

@@ -9,6 +9,9 @@
 # on the sender's eth0; to its last one (the rest of the message: for MRC
 # the first burst's trip, its receiver and the ACK run in the sending CPU's
 # softirq before the next burst goes); from that to the last read's return.
+# Only transmissions on eth0 in the sending task's own context count (what
+# a push from an ACK in another task's softirq sends is not seen); a half
+# without one is left out.
 {
 	pid = $1; sub(/.*-/, "", pid)
 	t = $4; sub(/:$/, "", t); t += 0
