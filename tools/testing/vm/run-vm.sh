@@ -17,6 +17,9 @@
 # MRC_KCMDLINE="..." adds to the guest kernel's command line (a memory
 # corruption hunt: "slub_debug=FZPU" checks every slab free and poisons
 # freed objects, with the last alloc/free stacks in a report).
+# MRC_TCG_THREAD=single runs TCG on one host thread (multi by default): no
+# early-boot deaths from the kernel's code patching, for tests that count
+# boot retries.
 # Otherwise a writable /dev/kvm is trusted only after one probe boot under
 # KVM passed (a /dev/kvm can exist and still fail: "failed to set MSR 0x10a",
 # or "KVM internal error. Suberror: 1" with qemu hanging); the verdict is
@@ -137,7 +140,7 @@ echo "run-vm: accelerator $accel_why" >&2
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
-	accel_args=(-accel tcg,thread=multi -cpu max)
+	accel_args=(-accel "tcg,thread=${MRC_TCG_THREAD:-multi}" -cpu max)
 	[ -n "${MRC_ICOUNT:-}" ] && accel_args=(-accel tcg,thread=single -icount "$MRC_ICOUNT" -cpu max)
 fi
 
