@@ -530,26 +530,6 @@ u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us)
 EXPORT_SYMBOL_IF_KUNIT(mrc_ev_weight);
 
 /**
- * mrc_ev_sent() - a data packet goes out on @ev
- * @ev: the EV
- *
- * Its first packet ends an untried EV's full weight (mrc_ev_weight()), and
- * the credit it gathered at that weight while it waited for its turn: kept,
- * the last of a connection's first EVs to be tried would take the next
- * choices in a row (8 EVs: 9 of the first 16 packets on the last one).
- */
-void mrc_ev_sent(struct mrc_ev *ev)
-{
-	ev->sent++;
-	if (ev->untried) {
-		ev->untried = false;
-		ev->weight = mrc_ev_weight(ev, 0);
-		ev->swrr = 0;
-	}
-}
-EXPORT_SYMBOL_IF_KUNIT(mrc_ev_sent);
-
-/**
  * mrc_ev_delivered() - a packet sent on @ev was acknowledged
  * @ev: the EV
  * @tx_us: when the packet was sent (mrc_clock_us())

@@ -57,7 +57,6 @@ int mrc_ev_pick_ack(struct mrc_ev *evs, u16 cap, int avoid, unsigned long since,
 u32 mrc_paths_rx_live(const struct mrc_path *paths, u8 npaths, unsigned long now,
 		      unsigned long lag);
 u16 mrc_ev_weight(const struct mrc_ev *ev, u32 ref_rtt_us);
-void mrc_ev_sent(struct mrc_ev *ev);
 void mrc_ev_delivered(struct mrc_ev *ev, u64 tx_us, bool ce, u32 ref_rtt_us);
 void mrc_ev_rtt_sample(struct mrc_ev *ev, u32 rtt_us, u32 ref_rtt_us);
 bool mrc_ev_lost(struct mrc_ev *ev, u32 retire_losses);
@@ -336,6 +335,26 @@ static inline u32 mrc_ev_burst_len(u32 cwnd, u32 active_evs, u32 unproven_evs, u
 			  clamp_t(u32, active_evs, 1, MRC_BURST_SPREAD));
 
 	return clamp_t(u32, cwnd / spread, 1, max_t(u32, max_segs, 1));
+}
+
+/**
+ * mrc_ev_sent() - a data packet goes out on @ev
+ * @ev: the EV
+ *
+ * Its first packet ends an untried EV's full weight (mrc_ev_weight()), and
+ * the credit it gathered at that weight while it waited for its turn: kept,
+ * the last of a connection's first EVs to be tried would take the next
+ * choices in a row (8 EVs: 9 of the first 16 packets on the last one).
+ * Inline: every transmission of a segment counts here.
+ */
+static inline void mrc_ev_sent(struct mrc_ev *ev)
+{
+	ev->sent++;
+	if (ev->untried) {
+		ev->untried = false;
+		ev->weight = mrc_ev_weight(ev, 0);
+		ev->swrr = 0;
+	}
 }
 
 #endif /* _NET_MRC_EV_H */

@@ -434,8 +434,10 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	mrc_mark_sent(msk, cb, ev_idx, mrc_clock_us());
 	err = mrc_send_packet(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn));
 	if (err) {
-		/* nothing left (no route, no tunnel): as if never tried */
-		/* an untried EV stays tried: its route may fail again */
+		/*
+		 * nothing left (no route, no tunnel): as if never tried, but an
+		 * untried EV stays tried (its route may fail again)
+		 */
 		ev->sent--;
 		ev->in_flight--;
 		*cb = old;

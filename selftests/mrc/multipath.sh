@@ -15,9 +15,9 @@ out=$(mktemp -d)
 fabric_up $SPINES || { tap_skip "fabric" "cannot build fabric"; tap_done; }
 
 # Failover and heal inside one transfer: spine 2 is blackholed 3 s in,
-# healed 3 s later, and the sender stopped 7 s after the heal.  Goodput is the median of the receiver's 100 ms
-# ticks in each phase, placed by the wall-clock times the shell took (the
-# receiver prints its tick 0): before the failure, during it (from 0.5 s
+# healed 3 s later, and the sender stopped 7 s after the heal.  Goodput is
+# the median of the receiver's 100 ms ticks in each phase, placed by the
+# wall-clock times the shell took (the receiver prints its tick 0): before the failure, during it (from 0.5 s
 # after the blackhole to 3 s after it), and after the heal (from 1 s after
 # it).  With one spine of four dead the ideal is three quarters of the links,
 # and more where the CPU, not the links, is the limit (the VM).  The bounds:
