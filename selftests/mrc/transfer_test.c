@@ -126,7 +126,7 @@ TEST_F(pair, bulk_integrity_and_eof)
 	void *ret;
 
 	if (variant->type != SOCK_STREAM)
-		SKIP(return, "stream only");
+		SKIP(return, "n/a: stream only");
 	ASSERT_EQ(0, pthread_create(&th, NULL, send_pattern, &a));
 	for (;;) {
 		ssize_t n = recv(self->afd, buf, sizeof(buf), 0);
@@ -150,7 +150,7 @@ TEST_F(pair, message_boundaries)
 	int i;
 
 	if (variant->type != SOCK_SEQPACKET)
-		SKIP(return, "seqpacket only");
+		SKIP(return, "n/a: seqpacket only");
 	for (i = 1; i <= 5; i++) {
 		memset(buf, 'a' + i, sizeof(buf));
 		ASSERT_EQ(i * 700, send(self->cfd, buf, i * 700, MSG_EOR));

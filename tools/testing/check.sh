@@ -37,6 +37,7 @@ if stage build make all; then
 	stage regen bash tools/regen.sh --check
 	stage lint bash tools/lint.sh
 	stage preload-host bash tools/testing/preload-host.sh
+	stage harness bash tools/testing/harness-selftest.sh
 	stage sim-smoke make -C sim smoke
 	echo "### kunit ($(date +%T))"
 	bash tools/testing/kunit.sh
@@ -44,7 +45,7 @@ if stage build make all; then
 	echo "### vm runner selftest ($(date +%T))"
 	bash tools/testing/vm/selftest.sh | tee "$RESULTS/vm-selftest.tap"
 	rc=${PIPESTATUS[0]}
-	awk -f tools/testing/tap-count.awk "$RESULTS/vm-selftest.tap" > "$RESULTS/vm-selftest.counts"
+	awk -v strict=1 -f tools/testing/tap-count.awk "$RESULTS/vm-selftest.tap" > "$RESULTS/vm-selftest.counts"
 	add_counts vm-selftest "$RESULTS/vm-selftest.counts" "$rc"
 	echo "### selftests in the VM ($(date +%T))"
 	bash tools/testing/selftest.sh

@@ -20,7 +20,9 @@ make -s -C "/usr/src/linux-headers-$kver" M="$here/splat" modules >/dev/null ||
 	{ echo "vm selftest: cannot build splat module" >&2; exit 1; }
 
 vm() { bash "$here/run-vm.sh" "$@" >> "$results/output.log" 2>&1; }
-retries() { cat "$1/boot-retries" 2>/dev/null || echo none; }
+# retries OUTDIR: the boots it retried (nothing when run-vm.sh wrote none:
+# num then fails the case)
+retries() { cat "$1/boot-retries" 2>/dev/null; }
 
 tap_plan 21
 vm -o "$results/exit" -t 120 'exit 7'
@@ -37,8 +39,9 @@ vm -o "$results/warn" -t 120 "insmod $here/splat/splat.ko"
 rc=$?
 grep -q 'WARNING:.*splat' "$results/warn/console.log"
 tap_result $(( rc == 126 && $? == 0 )) "a kernel WARNING fails the run although the command passed (rc=$rc)"
-tap_result $(( $(retries "$results/warn") == 0 )) \
-	"a splat after the command start is a result, not a boot death (retries $(retries "$results/warn"))"
+r=$(retries "$results/warn")
+num r
+tap_result $(( r == 0 )) "a splat after the command start is a result, not a boot death (retries $r)"
 
 vm -o "$results/hang" -t 25 'sleep 1000'
 tap_result $(( $? == 124 )) "a hung guest is killed at the timeout and reported"
@@ -108,7 +111,7 @@ fakevm() {
 		MRC_KVM_DEV="$fake/kvm" MRC_ACCEL_CACHE="$fake/cache-$mode" \
 		MRC_ACCEL_PROBE_TIMEOUT=15 "${vars[@]}" bash "$here/run-vm.sh" "$@"
 }
-kvm_calls() { grep -c -- '-accel kvm' "$fake/calls"; }
+kvm_calls() { grep -c -- '-accel kvm' "$fake/calls" 2>/dev/null; }
 
 : > "$fake/calls"
 fakevm fail -o "$results/kvm-fail" -t 120 true > "$results/kvm-fail.log" 2>&1
@@ -120,14 +123,18 @@ grep -q '^tcg' "$fake"/cache-fail/accel-* 2>/dev/null
 tap_result $(( $? == 0 )) "the verdict is cached for this host boot"
 : > "$fake/calls"
 v=$(fakevm fail -A 2>/dev/null)
-tap_result $(( $(kvm_calls) == 0 )) "a cached verdict is not probed again ($v)"
+calls=$(kvm_calls)
+num calls
+tap_result $(( calls == 0 )) "a cached verdict is not probed again ($v)"
 
 s=$SECONDS
 : > "$fake/calls"
 fakevm hang -o "$results/kvm-hang" -t 120 true > "$results/kvm-hang.log" 2>&1
 rc=$?
 a=$(cat "$results/kvm-hang/accel" 2>/dev/null)
-tap_result $(( rc == 0 && $(kvm_calls) == 1 )) \
+calls=$(kvm_calls)
+num calls
+tap_result $(( rc == 0 && calls == 1 )) \
 	"a KVM that hangs after an emulation error falls back to TCG (rc=$rc, $((SECONDS - s)) s, $a)"
 s=$SECONDS
 v=$(fakevm silent -A 2>/dev/null)
@@ -142,7 +149,9 @@ rm -rf "$fake/cache-ok"
 v1=$(fakevm ok MRC_ACCEL=tcg -A 2>/dev/null)
 v2=$(fakevm ok MRC_NO_KVM=1 -A 2>/dev/null)
 v3=$(fakevm fail MRC_ACCEL=kvm -A 2>/dev/null)
-tap_result $([ "${v1%%:*}${v2%%:*}${v3%%:*}" = tcgtcgkvm ] && [ "$(kvm_calls)" = 0 ] && echo 1 || echo 0) \
+calls=$(kvm_calls)
+num calls
+tap_result $([ "${v1%%:*}${v2%%:*}${v3%%:*}" = tcgtcgkvm ] && [ "$calls" = 0 ] && echo 1 || echo 0) \
 	"MRC_ACCEL=tcg|kvm and MRC_NO_KVM=1 force one without probing ($v1; $v2; $v3)"
 
 # Boot deaths: the guest panics before the command start on attempt 1 only.
@@ -154,24 +163,31 @@ MRC_TEST_BOOT_DEATH=1 vm -o "$results/bootdeath" -t 120 true
 rc=$?
 grep -q 'Kernel panic' "$results/bootdeath/console.attempt1.log" 2>/dev/null &&
 	grep -q 'mrc-vm: command start (attempt 2)' "$results/bootdeath/console.log"
-tap_result $(( rc == 0 && $? == 0 && $(retries "$results/bootdeath") == 1 )) \
-	"a guest dying before the command start is booted again, both consoles kept (rc=$rc, retries $(retries "$results/bootdeath"))"
+kept=$(( $? == 0 ))
+r=$(retries "$results/bootdeath")
+num r
+tap_result $(( rc == 0 && kept && r == 1 )) \
+	"a guest dying before the command start is booted again, both consoles kept (rc=$rc, retries $r)"
 
 MRC_BOOT_RETRIES=1 MRC_TEST_BOOT_DEATH=9 vm -o "$results/bootdeath-always" -t 120 true
 rc=$?
-tap_result $(( rc != 0 && $(retries "$results/bootdeath-always") == 1 )) \
-	"a guest dying at every boot fails after the retries (rc=$rc, retries $(retries "$results/bootdeath-always"))"
+r=$(retries "$results/bootdeath-always")
+num r
+tap_result $(( rc != 0 && r == 1 )) "a guest dying at every boot fails after the retries (rc=$rc, retries $r)"
 
 vm -o "$results/cmddeath" -t 120 'echo c > /proc/sysrq-trigger'
 rc=$?
-tap_result $(( rc == 125 && $(retries "$results/cmddeath") == 0 )) \
-	"a guest dying after the command start fails, no retry (rc=$rc, retries $(retries "$results/cmddeath"))"
+r=$(retries "$results/cmddeath")
+num r
+tap_result $(( rc == 125 && r == 0 )) "a guest dying after the command start fails, no retry (rc=$rc, retries $r)"
 
 MRC_BOOT_TIMEOUT=${MRC_TEST_HANG_BOOT_TIMEOUT:-60} MRC_TEST_BOOT_HANG=1 \
 	vm -o "$results/boothang" -t 200 true
 rc=$?
-tap_result $(( rc == 0 && $(retries "$results/boothang") == 1 )) \
-	"a boot hanging before the command start is killed and booted again (rc=$rc, retries $(retries "$results/boothang"))"
+r=$(retries "$results/boothang")
+num r
+tap_result $(( rc == 0 && r == 1 )) \
+	"a boot hanging before the command start is killed and booted again (rc=$rc, retries $r)"
 
 unset MRC_TCG_THREAD
 n=0

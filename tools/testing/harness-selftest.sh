@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The test harness's own tests, on the host and in seconds (no VM): how
+# tap-count.awk counts crafted TAP (a plan short of results, no plan, a
+# crash mid-suite, skips under make check), what num makes of an empty
+# operand, how selftest.sh judges a suite's exit (with a fake run-vm.sh).
+# TAP; run by make check.
+set -u
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/tools/testing/tap.sh"
+awkf=$repo/tools/testing/tap-count.awk
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# count [AWK ARGS] TAP: tap-count.awk's counts of TAP (printf format)
+count() {
+	local args=()
+	[ $# -gt 1 ] && args=("$1") && shift
+	# shellcheck disable=SC2059
+	printf "$1" | awk "${args[@]}" -f "$awkf" 2> /dev/null
+}
+# expect NAME WANT GOT
+expect() {
+	[ "$2" = "$3" ] || echo "# $1: want '$2', got '$3'"
+	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
+}
+
+tap_plan 21
+
+# ---- tap-count.awk -----------------------------------------------------------
+expect "tap-count: a full plan counts its results" "1 1 1" \
+	"$(count '1..3\nok 1 a\nnot ok 2 b\nok 3 c # SKIP x\n')"
+expect "tap-count: results short of the plan (a crash mid-suite) fail, one per missing" "2 1 0" \
+	"$(count 'TAP version 13\n1..3\nok 1 a\nok 2 b\n')"
+expect "tap-count: results beyond the plan fail" "3 1 0" \
+	"$(count '1..2\nok 1 a\nok 2 b\nok 3 c\n')"
+expect "tap-count: results without a plan fail" "2 1 0" "$(count 'ok 1 a\nok 2 b\n')"
+expect "tap-count: a log with neither plan nor result fails" "0 1 0" "$(count 'run-vm: rc 125\n')"
+expect "tap-count: a plan at the end counts" "2 0 0" "$(count 'ok 1 a\nok 2 b\n1..2\n')"
+expect "tap-count: kernel log prefixes and CRs are stripped" "1 0 0" \
+	"$(count '[    1.23] 1..1\r\n[    1.30] ok 1 a\r\n')"
+kunit='KTAP version 1\n1..2\n    KTAP version 1\n    # Subtest: s1\n    1..2\n    ok 1 x\n    ok 2 y\nok 1 s1\n'
+kunit2='    KTAP version 1\n    # Subtest: s2\n    1..2\n        KTAP version 1\n        # Subtest: p\n'
+kunit2=$kunit2'        ok 1 p1\n        ok 2 p2\n    ok 1 p\n    ok 2 z # SKIP no\nok 2 s2\n'
+expect "tap-count: KUnit's nested suites and parameterised cases" "5 0 1" "$(count "$kunit$kunit2")"
+expect "tap-count: KUnit dying inside its first suite fails both plans" "1 3 0" \
+	"$(count 'KTAP version 1\n1..2\n    KTAP version 1\n    # Subtest: s1\n    1..2\n    ok 1 x\n')"
+expect "tap-count -v strict=1: a skip fails, one of the machine's (env:) stays a skip" "0 1 1" \
+	"$(count -vstrict=1 '1..2\nok 1 a # SKIP nc not installed\nok 2 b # SKIP env: family 50\n')"
+expect "tap-count without strict: both are skips" "0 0 2" \
+	"$(count '1..2\nok 1 a # SKIP nc not installed\nok 2 b # SKIP env: family 50\n')"
+
+# ---- num: an empty operand fails its case, it does not vanish -----------------
+# before: bash drops the line (syntax error), the plan catches the gap
+cat > "$tmp/raw.sh" <<-EOF
+	. "$repo/tools/testing/tap.sh"
+	tap_plan 2
+	tap_result \$(( \$(true) * 100 / 4 >= 60 )) "during >= 60 %"
+	tap_result 1 "the next case"
+	tap_done
+EOF
+bash "$tmp/raw.sh" > "$tmp/raw.tap" 2> /dev/null
+expect "without num an empty \$(cmd) operand drops its result line; the plan counts it failed" "1 1 0" \
+	"$(awk -f "$awkf" "$tmp/raw.tap" 2> /dev/null)"
+cat > "$tmp/num.sh" <<-EOF
+	set -u
+	. "$repo/tools/testing/tap.sh"
+	tap_plan 3
+	during=\$(true) before=400
+	num during before
+	tap_result \$(( during * 100 / before >= 0 )) "during >= 0 % of before"
+	declare -A d=([EvRetired]=3)
+	num 'd[EvRetired]'
+	tap_result \$(( d[EvRetired] > 0 )) "an array element that is a number"
+	x=12abc
+	num x
+	tap_result 1 "a result whose operand is not a number"
+	tap_done
+EOF
+bash "$tmp/num.sh" > "$tmp/num.tap" 2>&1
+expect "num: an empty operand fails the next case, which prints" "1" \
+	"$(grep -c "^not ok 1 during >= 0 % of before (not a number: during)" "$tmp/num.tap")"
+expect "num: numbers (array elements too) pass, '12abc' fails" "1 2 0" \
+	"$(awk -f "$awkf" "$tmp/num.tap" 2> /dev/null)"
+
+# ---- selftest.sh's verdict on a suite, with a fake run-vm.sh -----------------
+# fake: the "suite" is its name, a file here with the TAP and the exit status
+cat > "$tmp/fake-run-vm.sh" <<-'EOF'
+	while [ $# -gt 1 ]; do shift; done
+	f=$FAKE_DIR/${1#./}
+	cat "$f.tap"
+	exit "$(cat "$f.rc")"
+EOF
+# shellcheck disable=SC2059
+fake() { printf "$2" > "$tmp/$1.tap"; echo "$3" > "$tmp/$1.rc"; }
+fake setupfail '1..4\nnot ok 1 setup: cannot build the fabric\n' 1
+fake oldskip '1..18\nok 1 fabric # SKIP cannot build fabric\n' 4
+fake crash '1..3\nok 1 a\nok 2 b\n' 125
+fake toolskip '1..2\nok 1 a\nok 2 rsync # SKIP rsync not installed\n' 0
+fake envskip '1..1\nok 1 trinity # SKIP env: family 50 is beyond trinity domains\n' 4
+fake pass '1..2\nok 1 a\nok 2 b\n' 0
+fake bare4 '' 4
+verdict() {	# SUITE: selftest.sh's "passed failed skipped" for it
+	RESULTS=$tmp/results MRC_RUN_VM=$tmp/fake-run-vm.sh FAKE_DIR=$tmp \
+		bash "$repo/tools/testing/selftest.sh" "$1" > /dev/null 2>&1
+	cat "$tmp/results/selftest/counts"
+}
+expect "selftest.sh: a suite whose setup failed fails, with every case it planned" "0 4 0" \
+	"$(verdict setupfail)"
+expect "selftest.sh: a suite that skipped all (exit 4) for its fabric fails" "0 18 0" "$(verdict oldskip)"
+expect "selftest.sh: a crash after 2 of 3 results fails" "2 1 0" "$(verdict crash)"
+expect "selftest.sh: a tool not installed is a failure" "1 1 0" "$(verdict toolskip)"
+expect "selftest.sh: exit 4 with only the machine's skips is a skip" "0 0 1" "$(verdict envskip)"
+expect "selftest.sh: exit 4 with nothing printed fails" "0 1 0" "$(verdict bare4)"
+expect "selftest.sh: a passing suite passes" "2 0 0" "$(verdict pass)"
+
+tap_done
