@@ -15,9 +15,10 @@
  *
  * An error names a connection only if its quoted MRC header carries the
  * connection's IDs and addresses (an off-path host would have to guess the
- * 32-bit IDs, as it would TCP's sequence numbers).  The ICMP arrives at
- * the tunnel socket of our own UDP port: the peers' port must be the same
- * (the default), as for VXLAN.
+ * 32-bit IDs, as it would TCP's sequence numbers); others are dropped and
+ * counted (RxIcmpDropped).  The ICMP arrives at the tunnel socket of our
+ * own UDP port: the peers' port must be the same (the default), as for
+ * VXLAN.
  */
 #include <linux/icmp.h>
 #include <linux/ipv6.h>
@@ -34,16 +35,30 @@ int mrc_udp_err_lookup(struct sock *usk, struct sk_buff *skb)
 	return 0;
 }
 
-/* Whether the quoted packet (@iph its IP header) went from @msk to its peer. */
+/*
+ * Whether the quoted packet (@iph its IP header) went from @msk to its peer.
+ * Our own ID is no secret from whoever saw one packet of ours; the peer's
+ * ID in the quote is what an off-path host must guess, as TCP's quoted
+ * sequence number must fall in the window.  Only our SYN goes without it
+ * (dst_id 0): then the quote must be that SYN, its PSN our random ISN,
+ * while we still wait for the SYNACK.  A dst_id of 0 for a connection that
+ * knows its peer's ID would let a forger act on our ID alone.
+ */
 static bool mrc_icmp_matches(const struct mrc_sock *msk, const void *iph,
 			     const struct mrchdr *h)
 {
 	u8 state = READ_ONCE(msk->state);
+	u32 dst_id = ntohl(h->dst_id);
 
 	if (state == MRC_STATE_DONE || state == MRC_STATE_CLOSED || state == MRC_STATE_LISTEN)
 		return false;
-	if (h->dst_id && ntohl(h->dst_id) != READ_ONCE(msk->remote_id))
+	if (dst_id) {
+		if (dst_id != READ_ONCE(msk->remote_id))
+			return false;
+	} else if (state != MRC_STATE_SYN_SENT || h->type != MRC_T_SYN ||
+		   ntohl(h->psn) != READ_ONCE(msk->iss)) {
 		return false;
+	}
 	if (msk->family == AF_INET)
 		return ((const struct iphdr *)iph)->daddr == msk->remote.v4.sin_addr.s_addr &&
 		       ((const struct iphdr *)iph)->saddr == msk->local.v4.sin_addr.s_addr;
@@ -139,26 +154,29 @@ void mrc_udp_err_rcv(struct sock *usk, struct sk_buff *skb, int err, __be16 port
 		return;
 	h = skb_header_pointer(skb, payload - skb->data, sizeof(buf), &buf);
 	if (!h || h->version != MRC_VERSION || !h->src_id)
-		return;
+		goto drop;
 	msk = mrc_lookup_conn(mn, ntohl(h->src_id));
 	if (!msk || !refcount_inc_not_zero(&msk->sk.sk_refcnt))
-		return;
+		goto drop;
 	sk = &msk->sk;
 	bh_lock_sock(sk);
 	/* the quoted header is the tunnel socket's family (the v6 one is v6only) */
-	if (usk->sk_family == msk->family && mrc_icmp_matches(msk, skb->data, h)) {
-		if (!sock_owned_by_user(sk)) {
-			mrc_icmp_apply(msk, err, info);
-		} else {
-			/* the smallest MTU, and the latest other error (sk_err_soft's way) */
-			if (err == EMSGSIZE)
-				msk->icmp_mtu = min_not_zero(msk->icmp_mtu, info);
-			else
-				msk->icmp_err = err;
-			if (!test_and_set_bit(MRC_DEFER_ICMP, &msk->deferred))
-				sock_hold(sk);	/* dropped in mrc_release_cb */
-		}
+	if (usk->sk_family != msk->family || !mrc_icmp_matches(msk, skb->data, h)) {
+		mrc_count(mn, MRC_C_RX_ICMP_DROP);
+	} else if (!sock_owned_by_user(sk)) {
+		mrc_icmp_apply(msk, err, info);
+	} else {
+		/* the smallest MTU, and the latest other error (sk_err_soft's way) */
+		if (err == EMSGSIZE)
+			msk->icmp_mtu = min_not_zero(msk->icmp_mtu, info);
+		else
+			msk->icmp_err = err;
+		if (!test_and_set_bit(MRC_DEFER_ICMP, &msk->deferred))
+			sock_hold(sk);	/* dropped in mrc_release_cb */
 	}
 	bh_unlock_sock(sk);
 	sock_put(sk);
+	return;
+drop:
+	mrc_count(mn, MRC_C_RX_ICMP_DROP);
 }

@@ -70,6 +70,7 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_RX_TRAINS]		= "RxTrains",
 	[MRC_C_LOSS_PROBES]		= "LossProbes",
 	[MRC_C_LOSS_PROBE_RECOVERED]	= "LossProbeRecovered",
+	[MRC_C_RX_ICMP_DROP]		= "RxIcmpDropped",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

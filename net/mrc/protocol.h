@@ -85,6 +85,7 @@ enum mrc_counter {
 	MRC_C_RX_TRAINS,		/* aggregates queued whole: in order, not cut */
 	MRC_C_LOSS_PROBES,		/* tail loss probes sent (mrc_send_loss_probe()) */
 	MRC_C_LOSS_PROBE_RECOVERED,	/* ... that repaired a loss: the probe arrived first */
+	MRC_C_RX_ICMP_DROP,		/* ICMP errors quoting no connection's packet */
 	__MRC_C_MAX,
 };
 
@@ -504,7 +505,10 @@ struct mrc_sock {
 	bool			fin_received;
 
 	/* handshake (client) */
-	u32			iss;		/* our initial PSN */
+	u32			iss;		/* our initial PSN (set before the SYN
+						 * goes out; read locklessly by
+						 * mrc_icmp_matches())
+						 */
 	struct mrc_hs_payload	hs;		/* cookie to echo */
 
 	/* listener */

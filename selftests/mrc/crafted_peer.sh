@@ -20,6 +20,9 @@
 #  9)   a transmit that fails (no route) leaks no per-EV in_flight.
 #  10)  MRC_PATH_INFO_EXT: every EV names a path the connection has (path 0,
 #       the only one here) with a non-zero local address.
+#  11)  ICMP: a forged "fragmentation needed" quoting the victim's ID with
+#       peer ID 0 (only a SYN's quote may) is dropped and counted
+#       (RxIcmpDropped), the MSS kept; one quoting the real peer ID lowers it.
 #
 # PEER_ONLY (e.g. "4 5") runs a subset; ZERO_N and OOO_N set the counts.
 cd "$(dirname "$0")" || exit 1
@@ -39,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ONLY=${PEER_ONLY:-1 2 3 4 5 6 7 8 9 10}
+ONLY=${PEER_ONLY:-1 2 3 4 5 6 7 8 9 10 11}
 tap_plan $(echo $ONLY | wc -w)
 want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 modprobe mrc 2>/dev/null || insmod ../../net/mrc/mrc.ko 2>/dev/null
@@ -152,6 +155,18 @@ if want 10; then
 	f=$out/xmitfail
 	[ "$(kv "$f" ext_n)" -gt 0 ] && [ "$(kv "$f" ext_bad)" = 0 ]
 	tap_result $(( ! $? )) "MRC_PATH_INFO_EXT: each of $(kv "$f" ext_n) EVs is on a path of the connection with its addresses ($(kv "$f" ext_bad) not)"
+fi
+
+# ---- forged ICMP ----
+# MTU 1000 (forged) would cut the MSS of a 1500-byte veth to 924; the real
+# one's 1200 cuts it to 1124 (IPv4 + UDP + MRC headers: 76 bytes)
+if want 11; then
+	peer icmp
+	f=$out/icmp
+	[ "$(kv "$f" mss)" -gt 1124 ] && [ "$(kv "$f" mss_after_forged)" = "$(kv "$f" mss)" ] &&
+		[ "$(kv "$f" frag_forged)" = 0 ] && [ "$(kv "$f" dropped_forged)" = 1 ] &&
+		[ "$(kv "$f" mss_after_real)" = 1124 ] && [ "$(kv "$f" frag_real)" = 1 ]
+	tap_result $(( ! $? )) "ICMP quoting peer ID 0 dropped and counted ($(kv "$f" dropped_forged)), MSS $(kv "$f" mss_after_forged); the real peer ID's lowers it to $(kv "$f" mss_after_real)"
 fi
 
 tap_done

@@ -41,6 +41,11 @@
  *              replay: the list is taken once).  All three addresses are
  *              bound in NS; it counts what the victim sends to each, prints
  *              the counter deltas and keeps the connection open -n seconds
+ *   icmp       ICMP "fragmentation needed" from the peer's address, quoting
+ *              a packet of the victim's connection: first a forged one whose
+ *              quote carries the victim's ID but destination ID 0 (what
+ *              only a SYN carries), MTU 1000, then one with the peer's real
+ *              ID, MTU 1200: the victim's MSS after each and the counters
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -75,6 +80,9 @@ struct conn {
 };
 
 static int ufd, lfd;
+/* icmp mode: a raw ICMP socket in the peer's namespace, and its address */
+static int icmp_fd = -1;
+static struct in_addr peer_in;
 /* addrs mode: sockets on the announced addresses and the off-path one */
 static int legit_fd = -1, forged_fd = -1, offpath_fd = -1;
 static const char *legit_addr, *forged_addr, *offpath_addr;
@@ -662,6 +670,103 @@ static int mode_addrs(int hold_s)
 	return 0;
 }
 
+/* The Internet checksum of @len bytes at @p */
+static uint16_t inet_csum(const uint8_t *p, int len)
+{
+	uint32_t s = 0;
+	int i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		s += get16(p + i);
+	if (len & 1)
+		s += p[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return ~s;
+}
+
+/*
+ * An ICMP "fragmentation needed" with MTU @mtu from the peer to the victim,
+ * quoting a 1500-byte DATA packet the victim sent the peer on EV @ev, with
+ * the IDs given (src_id the victim's, dst_id the peer's).
+ */
+static void icmp_frag_needed(const struct conn *c, uint16_t ev, uint32_t dst_id, int mtu)
+{
+	uint8_t b[8 + 20 + 8 + HDR_LEN] = {};
+	uint8_t *ip = b + 8, *udp = ip + 20, *h = udp + 8;
+
+	b[0] = 3;			/* destination unreachable */
+	b[1] = 4;			/* fragmentation needed */
+	put16(b + 6, mtu);
+	ip[0] = 0x45;
+	put16(ip + 2, 1500);
+	ip[6] = 0x40;			/* DF */
+	ip[8] = 64;
+	ip[9] = 17;			/* UDP */
+	memcpy(ip + 12, &victim.sin_addr, 4);
+	memcpy(ip + 16, &peer_in, 4);
+	put16(ip + 10, inet_csum(ip, 20));
+	put16(udp, ev);
+	put16(udp + 2, ntohs(victim.sin_port));	/* the tunnel port, both sides */
+	put16(udp + 4, 1500 - 20);
+	h[0] = MRC_WIRE_VERSION;
+	h[1] = T_DATA;
+	put16(h + 4, MRC_PORT);
+	put16(h + 6, c->sport);
+	put32(h + 8, c->sid);
+	put32(h + 12, dst_id);
+	put32(h + 16, c->rcv_nxt);
+	put16(h + 46, 1500 - 20 - 8 - HDR_LEN);
+	put16(b + 2, inet_csum(b, sizeof(b)));
+	if (sendto(icmp_fd, b, sizeof(b), 0, (void *)&victim, sizeof(victim)) < 0)
+		die("sendto ICMP");
+}
+
+/* The ICMP counters' sum (RxIcmpDropped is missing from older modules) */
+static long long icmp_counted(void)
+{
+	long long d = mrc_stat("RxIcmpDropped");
+
+	return mrc_stat("RxIcmpFragNeeded") + (d < 0 ? 0 : d);
+}
+
+/* Waits (2 s at most) until the victim counted one more ICMP than @before. */
+static void icmp_wait(long long before)
+{
+	int i;
+
+	for (i = 0; i < 200 && icmp_counted() <= before; i++)
+		usleep(10000);
+}
+
+static int mode_icmp(void)
+{
+	long long f0 = mrc_stat("RxIcmpFragNeeded"), d0 = mrc_stat("RxIcmpDropped"), f1, d1;
+	struct mrc_path_info pi[512];
+	socklen_t len = sizeof(pi);
+	unsigned int mss0, mss_forged;
+	struct conn c = {};
+
+	conn_handshake(&c, 0);
+	if (getsockopt(c.fd, SOL_MRC, MRC_PATH_INFO, pi, &len) || len < sizeof(pi[0]))
+		die("MRC_PATH_INFO");
+	mss0 = info(c.fd).mss;
+	/* each is counted, dropped or taken: wait for that */
+	icmp_frag_needed(&c, pi[0].port, 0, 1000);
+	icmp_wait(f0 + (d0 < 0 ? 0 : d0));
+	mss_forged = info(c.fd).mss;
+	f1 = mrc_stat("RxIcmpFragNeeded");
+	d1 = mrc_stat("RxIcmpDropped");
+	icmp_frag_needed(&c, pi[0].port, c.id, 1200);
+	icmp_wait(f1 + (d1 < 0 ? 0 : d1));
+	printf("mss=%u\nmss_after_forged=%u\nfrag_forged=%lld\ndropped_forged=%lld\n"
+	       "mss_after_real=%u\nfrag_real=%lld\n", mss0, mss_forged, f1 - f0,
+	       d0 < 0 || d1 < 0 ? -1 : d1 - d0, info(c.fd).mss,
+	       mrc_stat("RxIcmpFragNeeded") - f1);
+	close(c.fd);
+	return 0;
+}
+
 /* A UDP socket on @addr and the tunnel port (in the current namespace). */
 static int udp_bound(const char *addr, int port)
 {
@@ -739,6 +844,12 @@ int main(int argc, char **argv)
 	inet_pton(AF_INET, peer, &sin.sin_addr);
 	if (ufd < 0 || bind(ufd, (void *)&sin, sizeof(sin)))
 		die("udp bind");
+	peer_in = sin.sin_addr;
+	if (!strcmp(mode, "icmp")) {
+		icmp_fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		if (icmp_fd < 0)
+			die("raw ICMP socket");
+	}
 	big = 32 << 20;
 	setsockopt(ufd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 	setsockopt(ufd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
@@ -770,6 +881,8 @@ int main(int argc, char **argv)
 		return mode_xmitfail(peer);
 	if (!strcmp(mode, "addrs"))
 		return mode_addrs(n > 60 ? 3 : n);
+	if (!strcmp(mode, "icmp"))
+		return mode_icmp();
 	fprintf(stderr, "unknown mode %s\n", mode);
 	return 2;
 }

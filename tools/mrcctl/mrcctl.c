@@ -1593,6 +1593,7 @@ static const struct {
 	{ "RxTrains", "Aggregates that were the connection's next data, in order: queued whole, not cut into packets" },
 	{ "LossProbes", "Tail loss probes: a flight's newest packet resent on another EV after two RTTs without an ACK" },
 	{ "LossProbeRecovered", "Tail loss probes that repaired a loss (the probe arrived, not the original)" },
+	{ "RxIcmpDropped", "ICMP errors dropped: the packet they quote is no connection's (forged or stale)" },
 };
 
 /* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
