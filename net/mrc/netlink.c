@@ -441,10 +441,12 @@ struct mrc_nl_conn_ctx {
 };
 
 /*
- * The next connection of the table after (*bucket, *idx), with a reference.
- * Context: process.
+ * The next connection of the table after (*bucket, *idx), with a reference;
+ * with @owner, the next one of that user's sockets (the others are not
+ * touched).  Context: process.
  */
-static struct mrc_sock *mrc_nl_conn_next(struct mrc_net *mn, u32 *bucket, u32 *idx)
+static struct mrc_sock *mrc_nl_conn_next(struct mrc_net *mn, u32 *bucket, u32 *idx,
+					 const kuid_t *owner)
 {
 	struct mrc_sock *msk;
 	u32 i;
@@ -456,6 +458,9 @@ static struct mrc_sock *mrc_nl_conn_next(struct mrc_net *mn, u32 *bucket, u32 *i
 			if (i++ < *idx)
 				continue;
 			*idx = i;
+			/* sk_uid changes once, at accept (sock_graft()) */
+			if (owner && !uid_eq(READ_ONCE(msk->sk.sk_uid), *owner))
+				continue;
 			if (!refcount_inc_not_zero(&msk->sk.sk_refcnt))
 				continue;
 			rcu_read_unlock();
@@ -641,7 +646,7 @@ int mrc_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int err;
 
 	NL_ASSERT_DUMP_CTX_FITS(struct mrc_nl_conn_ctx);
-	while ((msk = mrc_nl_conn_next(mn, &ctx->bucket, &ctx->idx))) {
+	while ((msk = mrc_nl_conn_next(mn, &ctx->bucket, &ctx->idx, NULL))) {
 		bool alone = skb->len == 0, slow;
 
 		slow = lock_sock_fast(&msk->sk);
@@ -861,6 +866,13 @@ static u32 mrc_nl_paths_snap(struct mrc_sock *msk, struct mrc_nl_path *rows)
  * charged to the caller's memory cgroup; more fail the dump with E2BIG (a
  * peer-addr filter always fits: one peer has at most 65536 ports).
  *
+ * The dump is open to anyone, but a caller without CAP_NET_ADMIN over the
+ * namespace gets the rows of its own connections only (sockets of its uid,
+ * as getsockopt(MRC_PATH_INFO) on them would): the walk takes each
+ * connection's socket lock, which its softirq receive then spins on, and a
+ * user looping dumps would otherwise hold up every connection of the
+ * namespace.  Others' connections are skipped under RCU, untouched.
+ *
  * Context: process.
  * Return: 0 or a negative errno.
  */
@@ -871,6 +883,7 @@ int mrc_nl_path_get_start(struct netlink_callback *cb)
 	struct mrc_net *mn = mrc_pernet(sock_net(cb->skb->sk));
 	struct nlattr *filter = info->attrs[MRC_A_PATH_PEER_ADDR];
 	struct mrc_nl_path *scratch = NULL;
+	const kuid_t *owner = NULL;
 	struct mrc_nl_paths *paths;
 	struct in6_addr want, peer;
 	struct mrc_sock *msk;
@@ -878,6 +891,8 @@ int mrc_nl_path_get_start(struct netlink_callback *cb)
 	int family = 0, err;
 
 	NL_ASSERT_DUMP_CTX_FITS(struct mrc_nl_path_ctx);
+	if (!netlink_ns_capable(cb->skb, sock_net(cb->skb->sk)->user_ns, CAP_NET_ADMIN))
+		owner = &NETLINK_CREDS(cb->skb)->uid;
 	if (filter) {
 		family = mrc_nl_get_addr(filter, &want, cb->extack);
 		if (family < 0)
@@ -892,7 +907,7 @@ int mrc_nl_path_get_start(struct netlink_callback *cb)
 		if (!scratch)
 			err = -ENOMEM;
 	}
-	while (!err && (msk = mrc_nl_conn_next(mn, &bucket, &idx))) {
+	while (!err && (msk = mrc_nl_conn_next(mn, &bucket, &idx, owner))) {
 		bool slow;
 
 		n = 0;

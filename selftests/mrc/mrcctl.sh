@@ -20,7 +20,7 @@ mrcctl() { "$MRCCTL" "$@"; }
 # ok CMD...: one TAP line named after the command's description in $DESC
 check() { tap_result $(( $1 == 0 )) "$2"; }
 
-tap_plan 58
+tap_plan 59
 [ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
 fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
 ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
@@ -223,6 +223,28 @@ jq -e --arg b "$B4" 'length >= 1 and all(.[]; .peer == $b and .conns >= 1)' \
 check $? "paths PEER: a heatmap row per source port toward the peer"
 [ "$(mrcctl -n $NS_A -j paths 10.9.9.9 | jq length)" = 0 ]
 check $? "paths of an unknown peer is empty"
+# path-get takes each connection's socket lock: a user without CAP_NET_ADMIN
+# over the netns gets the rows of its own connections only (issue 33)
+asnobody() { ip netns exec $NS_A setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+asnobody ./mrc_hold -c $B4 -p 7000 -t 400 > "$out/cli-nobody" 2>&1 &
+nobody=$!
+for i in $(seq 1 100); do grep -q "connected\|error" "$out/cli-nobody" && break; sleep 0.1; done
+sleep 1
+mrcctl -n $NS_A -j paths $B4 > "$out/paths-root.json"
+asnobody "$MRCCTL" -j paths $B4 > "$out/paths-nobody.json" 2>&1
+rc=$?
+all=$(jq '[.[].conns] | add // 0' "$out/paths-root.json")
+own=$(jq '[.[].conns] | add // 0' "$out/paths-nobody.json" 2>/dev/null)
+echo "# paths toward $B4: $all EVs of the root's and nobody's connections, $own as nobody (rc $rc)"
+[ $rc -eq 0 ] && [ "${own:-0}" -gt 0 ] && [ "$own" -lt "$all" ] &&
+	jq -e 'all(.[]; .conns == 1)' "$out/paths-nobody.json" > /dev/null
+check $? "paths as an unprivileged user: only its own connection's EVs ($own of $all)"
+kill $nobody 2>/dev/null
+wait $nobody 2>/dev/null
+# its close ends in a FIN exchange: gone before the cases that count connections
+for i in $(seq 1 50); do
+	[ "$(mrcctl -n $NS_A -j conn show | jq length)" = 1 ] && break; sleep 0.1
+done
 
 # --- the kernel's ynl cli.py ---------------------------------------------
 ip netns exec $NS_A $py "$KSRC/tools/net/ynl/cli.py" --spec "$SPEC" --dump conn-get \
