@@ -13,6 +13,7 @@
 #include <net/inet_common.h>
 
 #include "protocol.h"
+#include "ev.h"
 #include "trace.h"
 
 /* Keep the generic sk_state meaningful for core code (poll, diag). */
@@ -1331,6 +1332,29 @@ static int mrc_release(struct socket *sock)
 	return 0;
 }
 
+/*
+ * MRC_EV_COUNT on a live connection: a fresh set of EVs, shared among its
+ * paths as mrc_paths_build() shared the first set.  mrc_init_evs() draws
+ * them all on path 0: a multi-plane connection would send on one plane
+ * until losses retired EVs there.
+ */
+static int mrc_evs_redraw(struct mrc_sock *msk, unsigned int count)
+{
+	int err;
+
+	sock_owned_by_me(&msk->sk);
+	err = mrc_init_evs(msk, count, GFP_KERNEL);
+	if (err || msk->npaths < 2)
+		return err;
+	mrc_evs_spread(msk->evs, msk->ev_cap, msk->npaths, jiffies);
+	mrc_evs_changed(msk);
+	mrc_probe_scan_soon(msk, jiffies);
+	/* the moved EVs carry data once a probe of theirs is answered */
+	if (mrc_sending_state(msk))
+		mrc_probe_retired(msk);
+	return 0;
+}
+
 static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t optval,
 			  unsigned int optlen)
 {
@@ -1382,7 +1406,7 @@ static int mrc_setsockopt(struct socket *sock, int level, int optname, sockptr_t
 		if (val < 1 || val > MRC_MAX_EVS)
 			err = -EINVAL;
 		else if (msk->evs)
-			err = mrc_init_evs(msk, val, GFP_KERNEL);
+			err = mrc_evs_redraw(msk, val);
 		else
 			msk->ev_count = val;
 		break;

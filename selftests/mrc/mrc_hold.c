@@ -2,10 +2,12 @@
 /*
  * mrc_hold: keeps AF_MRC connections open for the control-plane selftests.
  *   mrc_hold -l [-6] -p PORT                 accept connections, discard data
- *   mrc_hold -c ADDR -p PORT [-t SECS] [-r KBPS]
+ *   mrc_hold -c ADDR -p PORT [-t SECS] [-r KBPS] [-e EVS]
  * The client prints "connected" once connect() returns, then sends about
  * KBPS kilobytes a second (default 256) for SECS seconds (default 30) and
- * closes; it prints "done sent=N" at the end.  The listener prints
+ * closes; it prints "done sent=N" at the end.  -e sets MRC_EV_COUNT to EVS
+ * on the connected socket (a redraw of a live connection's EVs) and prints
+ * "evs set" (or the error).  The listener prints
  * "listening", serves every connection in its own process and runs until
  * killed.
  */
@@ -54,7 +56,7 @@ static int serve(int port, int v6)
 	}
 }
 
-static int client(const char *host, int port, double secs, int kbps)
+static int client(const char *host, int port, double secs, int kbps, int evs)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = mrc_make_addr(host, port, 0, &ss);
@@ -69,6 +71,13 @@ static int client(const char *host, int port, double secs, int kbps)
 		return 1;
 	}
 	printf("connected\n");
+	if (evs) {
+		if (setsockopt(fd, SOL_MRC, MRC_EV_COUNT, &evs, sizeof(evs))) {
+			printf("error MRC_EV_COUNT %s\n", strerror(errno));
+			return 1;
+		}
+		printf("evs set\n");
+	}
 	fflush(stdout);
 	memset(buf, 0x5a, sizeof(buf));
 	start = mrc_now_s();
@@ -92,11 +101,11 @@ static int client(const char *host, int port, double secs, int kbps)
 
 int main(int argc, char **argv)
 {
-	int opt, listen_mode = 0, v6 = 0, port = 7000, kbps = 256;
+	int opt, listen_mode = 0, v6 = 0, port = 7000, kbps = 256, evs = 0;
 	const char *host = NULL;
 	double secs = 30;
 
-	while ((opt = getopt(argc, argv, "l6c:p:t:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "l6c:p:t:r:e:")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case '6': v6 = 1; break;
@@ -104,8 +113,9 @@ int main(int argc, char **argv)
 		case 'p': port = atoi(optarg); break;
 		case 't': secs = atof(optarg); break;
 		case 'r': kbps = atoi(optarg); break;
+		case 'e': evs = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: mrc_hold -l [-6] -p PORT | -c ADDR -p PORT [-t SECS] [-r KBPS]\n");
+			fprintf(stderr, "usage: mrc_hold -l [-6] -p PORT | -c ADDR -p PORT [-t SECS] [-r KBPS] [-e EVS]\n");
 			return 2;
 		}
 	}
@@ -115,5 +125,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mrc_hold: -l or -c ADDR\n");
 		return 2;
 	}
-	return client(host, port, secs, kbps);
+	return client(host, port, secs, kbps, evs);
 }

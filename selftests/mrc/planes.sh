@@ -7,8 +7,9 @@
 # it), then one MRC connection over both planes: it sprays over both,
 # survives a's plane-1 interface going down and up (local detection, no
 # loss needed), plane 1's leaf blackholed silently and plane 2 dying whole
-# and coming back; forged address announcements are ignored; and an
-# IPv4-only plane plus an IPv6-only plane serve one connection.
+# and coming back; forged address announcements are ignored; an IPv4-only
+# plane plus an IPv6-only plane serve one connection; and EVs redrawn on a
+# live connection (MRC_EV_COUNT) are shared among its planes.
 #
 # Under TCG every process start costs up to seconds in a loaded guest, so
 # the failures are made by batch processes started ahead (batch_open), the
@@ -28,7 +29,7 @@ SPINES=2 HOP_MS=5
 P2B4=$(plane_addr 2 b) P2B6=$(plane_addr 2 b 6)
 out=$(mktemp -d)
 
-tap_plan 16
+tap_plan 17
 modprobe mrc 2>/dev/null
 fabric_planes_up $SPINES || { tap_skip "fabric" "cannot build the planes fabric"; tap_done; }
 for p in 1 2; do fabric_plane_netem $p "delay ${HOP_MS}ms"; done
@@ -360,6 +361,36 @@ batch_close() {
 	echo "# batch process $2 still running: killed"
 	kill "$2"
 }
+
+# MRC_EV_COUNT on a live two-plane connection: the new EVs are shared among
+# the planes as the first ones were (issue 33; they all went on plane 1).
+# The connection is idle, so that no loss moves EVs between paths.
+# conn_evs_on PLANE FILE: EVs, active or retired, on PLANE (as conn_plane_evs)
+conn_evs_on() {
+	jq -r --arg dev "$(plane_if "$1")" '
+		([.[] | select(.state == "established")][0]) as $c |
+		([($c.paths // [])[] | select(.dev == $dev) | .index]) as $p |
+		[($c.evs // [])[] | select(.state != "free" and (.path as $x | any($p[]; . == $x)))] |
+		length' "$2"
+}
+if ! planes_missing 1 "MRC: MRC_EV_COUNT on a live connection shares the new EVs among the planes"; then
+	ip netns exec $NS_B ./mrc_hold -l -p 7205 > "$out/hold_l" 2>&1 &
+	hold_l=$!
+	for i in $(seq 1 50); do grep -q listening "$out/hold_l" && break; sleep 0.1; done
+	ip netns exec $NS_A ./mrc_hold -c $B4 -p 7205 -t 3 -r 0 -e 16 > "$out/hold_c" 2>&1 &
+	hold_c=$!
+	for i in $(seq 1 100); do grep -q "evs set\|error" "$out/hold_c" && break; sleep 0.1; done
+	mrcctl -n $NS_A -j conn show -e > "$out/conn" 2>/dev/null
+	wait_for $hold_c 30
+	kill $hold_l 2>/dev/null
+	wait $hold_l 2>/dev/null
+	conn_paths "$out/conn"
+	e1=$(conn_evs_on 1 "$out/conn") e2=$(conn_evs_on 2 "$out/conn")
+	echo "# mrc_hold: $(tr '\n' ' ' < "$out/hold_c"); EVs after MRC_EV_COUNT=16: plane 1 $e1, plane 2 $e2"
+	num e1 e2
+	tap_result $(( e1 + e2 == 16 && e1 >= 4 && e2 >= 4 )) \
+		"MRC: MRC_EV_COUNT on a live connection shares the new EVs among the planes ($e1 / $e2)"
+fi
 
 # A transfer sprays over both (equal) planes.
 if ! planes_missing 1 "MRC: one connection sprays over both planes, >= 30 % each"; then
