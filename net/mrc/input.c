@@ -511,7 +511,7 @@ static void mrc_deliver(struct mrc_sock *msk, struct sk_buff *skb)
 		if ((flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET)
 			WRITE_ONCE(msk->rcv_msgs, msk->rcv_msgs + 1);
 	} else {
-		kfree_skb(skb);
+		consume_skb(skb);	/* a bare FIN: its PSN taken */
 	}
 	if (flags & MRC_F_FIN)
 		mrc_fin_rcv(msk);
@@ -880,12 +880,13 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		/* as tcp_reset(): refused while connecting, EPIPE once the peer closed */
 		mrc_done(msk, msk->state == MRC_STATE_SYN_SENT ? ECONNREFUSED :
 			 msk->state == MRC_STATE_CLOSE_WAIT ? EPIPE : ECONNRESET);
-		goto drop;
+		goto consume;
 	}
 	if (hdr.type == MRC_T_SYN || hdr.type == MRC_T_SYNACK) {
-		if (msk->state == MRC_STATE_SYN_SENT)
-			mrc_syn_sent_rcv(msk, skb, (const struct mrchdr *)skb->data);
-		goto drop;
+		if (msk->state != MRC_STATE_SYN_SENT)
+			goto drop;
+		mrc_syn_sent_rcv(msk, skb, (const struct mrchdr *)skb->data);
+		goto consume;
 	}
 	if (msk->state == MRC_STATE_SYN_SENT &&
 	    mrc_syn_sent_rcv(msk, skb, (const struct mrchdr *)skb->data))
@@ -893,7 +894,7 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	if (hdr.type == MRC_T_HSACK) {
 		/* our ACK of the handshake was lost: repeat it */
 		mrc_send_ack(msk);
-		goto drop;
+		goto consume;
 	}
 	/* wire.c checked the payload of MRC_F_SACKX; a control packet is linear */
 	if (!mrc_ack_rcv(msk, &hdr, hdr.type == MRC_T_ACK && (hdr.flags & MRC_F_SACKX) ?
@@ -940,10 +941,16 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_done(msk, 0);
 		goto drop;
 	}
-	if (hdr.type == MRC_T_DATA && msk->state != MRC_STATE_DONE) {
+	if (hdr.type == MRC_T_DATA) {
+		if (msk->state == MRC_STATE_DONE)
+			goto drop;
 		mrc_data_rcv(msk, skb, &hdr);
 		return;
 	}
+consume:
+	/* handled (an ACK, a probe, the handshake): not a drop for skb tracing */
+	consume_skb(skb);
+	return;
 drop:
 	kfree_skb(skb);
 }

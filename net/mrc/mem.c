@@ -236,7 +236,7 @@ int __init mrc_mem_init(void)
 
 	if (skb) {
 		mrc_empty_skb_truesize = skb->truesize;
-		kfree_skb(skb);
+		consume_skb(skb);
 	}
 
 	/* udp_mem's defaults: an eighth of the buffer pages at pressure */

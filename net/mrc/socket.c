@@ -1086,11 +1086,14 @@ static int mrc_recv_wait(struct sock *sk, long *timeo)
 	return 0;
 }
 
-/* Frees a consumed skb (the read ends with mrc_window_update()). */
+/*
+ * Frees an skb the reader took all of (the read ends with
+ * mrc_window_update()): consumed, not dropped, for skb:kfree_skb tracing.
+ */
 static void mrc_consume(struct mrc_sock *msk, struct sk_buff *skb)
 {
 	__skb_unlink(skb, &msk->sk.sk_receive_queue);
-	kfree_skb(skb);
+	consume_skb(skb);
 }
 
 static int mrc_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)

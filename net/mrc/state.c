@@ -71,8 +71,11 @@ static bool mrc_cookie_free_id(struct mrc_net *mn, const struct mrc_cookie_in *i
 	return found;
 }
 
-/* SYN: answer with IDs and a cookie, keep nothing.  Listener locked. */
-static void mrc_listen_syn(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
+/*
+ * SYN: answer with IDs and a cookie, keep nothing.  Listener locked.
+ * Return: whether it was answered (else dropped).
+ */
+static bool mrc_listen_syn(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
 {
 	struct mrc_hs_payload hs;
 	struct mrc_cookie_in in;
@@ -81,19 +84,23 @@ static void mrc_listen_syn(struct mrc_sock *lsk, struct sk_buff *skb, const stru
 
 	if (sk_acceptq_is_full(&lsk->sk)) {
 		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
-		return;
+		return false;
 	}
 	mrc_cookie_input(skb, h, &in);
 	if (!mrc_cookie_free_id(lsk->mn, &in, &c, &word))
-		return;
+		return false;
 	hs.cookie = cpu_to_be64(c.cookie);
 	hs.slot = htonl(word);
 	hs.mss = htonl(65000);
 	mrc_send_synack(lsk->mn, skb, h, c.server_id, c.server_isn, &hs);
+	return true;
 }
 
-/* HSACK with a valid cookie: the client proved its address; make the child. */
-static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
+/*
+ * HSACK with a valid cookie: the client proved its address; make the child.
+ * Return: whether a child was made (else dropped).
+ */
+static bool mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const struct mrchdr *h)
 {
 	const struct mrc_hs_payload *hs = (const void *)(h + 1);
 	struct sock *lsock = &lsk->sk, *csk;
@@ -106,7 +113,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	if (!mrc_cookie_check(&lsk->mn->cookie_key, &in, ntohl(hs->slot), mrc_cookie_slot(),
 			      ntohl(h->dst_id), server_isn, be64_to_cpu(hs->cookie))) {
 		mrc_count(lsk->mn, MRC_C_RX_DROP_COOKIE);
-		return;
+		return false;
 	}
 	/*
 	 * The ID is held: by this client's child (a duplicate HSACK queued
@@ -121,14 +128,14 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 		mrc_count(lsk->mn, MRC_C_RX_DROP_BADID);
 	rcu_read_unlock();
 	if (holder)
-		return;
+		return false;
 	if (sk_acceptq_is_full(lsock)) {
 		mrc_count(lsk->mn, MRC_C_RX_DROP_ACCEPTQ);
-		return;
+		return false;
 	}
 	csk = sk_alloc(sock_net(lsock), lsock->sk_family, GFP_ATOMIC, &mrc_proto, 0);
 	if (!csk)
-		return;
+		return false;
 	sock_init_data(NULL, csk);
 	child = mrc_sk(csk);
 	child->mn = lsk->mn;
@@ -185,7 +192,7 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 		bh_unlock_sock(csk);
 		local_bh_enable();
 		sk_free(csk);
-		return;
+		return false;
 	}
 	child->parent = lsk;
 	list_add_tail(&child->accept_node, &lsk->accept_queue);
@@ -199,17 +206,18 @@ static void mrc_listen_hsack(struct mrc_sock *lsk, struct sk_buff *skb, const st
 	local_bh_enable();
 	mrc_count(lsk->mn, MRC_C_CONN_ACCEPTED);
 	lsock->sk_data_ready(lsock);
+	return true;
 }
 
 void mrc_listen_rcv(struct mrc_sock *lsk, struct sk_buff *skb)
 {
 	const struct mrchdr *h = (const struct mrchdr *)skb->data;
 
-	if (h->type == MRC_T_SYN)
-		mrc_listen_syn(lsk, skb, h);
-	else if (h->type == MRC_T_HSACK)
-		mrc_listen_hsack(lsk, skb, h);
-	kfree_skb(skb);
+	if ((h->type == MRC_T_SYN && mrc_listen_syn(lsk, skb, h)) ||
+	    (h->type == MRC_T_HSACK && mrc_listen_hsack(lsk, skb, h)))
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
 }
 
 /* Client side of the handshake.  Return: true if @h was handled. */
