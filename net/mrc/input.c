@@ -85,6 +85,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 	bool ce = ce_port && cb->ev_port == ce_port;
 	u32 rtt_us;
 
+	sock_owned_by_me(&msk->sk);
 	if (ev && ev->in_flight && !cb->lost)
 		ev->in_flight--;
 	if (cb->probed) {
@@ -130,6 +131,7 @@ static u32 mrc_seg_delivered(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 ce
 /* Outstanding segment @cb, last sent on @ev (or a freed slot), is lost. */
 static void mrc_mark_lost(struct mrc_sock *msk, struct mrc_skb_cb *cb, struct mrc_ev *ev)
 {
+	sock_owned_by_me(&msk->sk);
 	cb->lost = 1;
 	msk->in_flight--;
 	msk->stats.packets_lost++;
@@ -285,6 +287,7 @@ static u32 mrc_sack_rcv(struct mrc_sock *msk, u32 ack, const u64 *words, unsigne
 	struct sk_buff *skb;
 	u32 ce = 0;
 
+	sock_owned_by_me(&msk->sk);
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 		u32 off = cb->psn - ack;
@@ -338,6 +341,7 @@ static void mrc_unmark_lost(struct mrc_sock *msk)
 {
 	struct sk_buff *skb;
 
+	sock_owned_by_me(&msk->sk);
 	skb_queue_walk(&msk->sk.sk_write_queue, skb) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 
@@ -371,6 +375,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 	bool fin_acked = false, round_done = false, spurious = false;
 	struct sk_buff *skb;
 
+	sock_owned_by_me(&msk->sk);
 	if (mrc_psn_after(ack, msk->snd_nxt) ||
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
@@ -503,6 +508,7 @@ static void mrc_deliver(struct mrc_sock *msk, struct sk_buff *skb)
 	struct sock *sk = &msk->sk;
 	u8 flags = cb->flags;
 
+	sock_owned_by_me(&msk->sk);
 	msk->rcv_nxt = cb->psn + 1;
 	if (skb->len || ((flags & MRC_F_EOR) && sk->sk_type == SOCK_SEQPACKET)) {
 		msk->stats.bytes_received += skb->len;
@@ -717,6 +723,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	bool ce = mrc_skb_ce(skb);
 	struct mrc_skb_cb *cb;
 
+	sock_owned_by_me(&msk->sk);
 	msk->stats.packets_received++;
 	if (ce)
 		mrc_count(msk->mn, MRC_C_RX_CE);
@@ -842,6 +849,7 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 	union mrc_addr local, remote;
 	u32 src_id = ntohl(hdr.src_id);
 
+	sock_owned_by_me(&msk->sk);
 	if (msk->state == MRC_STATE_DONE || msk->state == MRC_STATE_CLOSED) {
 		/*
 		 * Answered as after the unhash, whose packets find no socket: the

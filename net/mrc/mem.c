@@ -145,6 +145,7 @@ void mrc_write_queue_purge(struct sock *sk)
  */
 void mrc_wmem_free_skb(struct sock *sk, struct sk_buff *skb)
 {
+	sock_owned_by_me(sk);
 	sk_wmem_queued_add(sk, -skb->truesize);
 	sk_mem_uncharge(sk, skb->truesize);
 	consume_skb(skb);

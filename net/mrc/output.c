@@ -59,6 +59,7 @@ void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags)
 	const union mrc_addr *l = &msk->local, *r = &msk->remote;
 	u32 wnd;
 
+	sock_owned_by_me(&msk->sk);
 	memset(h, 0, sizeof(*h));
 	h->version = MRC_VERSION;
 	h->type = type;
@@ -384,6 +385,7 @@ static void mrc_mark_sent(struct mrc_sock *msk, struct mrc_skb_cb *cb, int ev_id
 {
 	struct mrc_ev *ev = &msk->evs[ev_idx];
 
+	sock_owned_by_me(&msk->sk);
 	cb->sent = 1;
 	cb->probed = 0;
 	cb->sent_us = now_us;
@@ -402,6 +404,7 @@ static void mrc_send_head_sent(struct mrc_sock *msk)
 	struct sk_buff_head *q = &msk->sk.sk_write_queue;
 	struct sk_buff *skb = msk->send_head;
 
+	sock_owned_by_me(&msk->sk);
 	/* from idle: the user timeout counts from now (mrc_user_deadline()) */
 	if (msk->snd_una == msk->snd_nxt)
 		msk->xmit_stamp = jiffies;
@@ -427,6 +430,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
 	struct sk_buff *skb;
 	int err;
 
+	sock_owned_by_me(&msk->sk);
 	mrc_ack_state_save(msk, &ack_state);
 	skb = mrc_build_data(msk, seg);
 	if (!skb)
@@ -460,6 +464,7 @@ int mrc_xmit(struct mrc_sock *msk, struct sk_buff *seg, int ev_idx)
  */
 int mrc_send_new(struct mrc_sock *msk, int ev_idx)
 {
+	sock_owned_by_me(&msk->sk);
 	MRC_SKB_CB(msk->send_head)->psn = msk->snd_nxt;
 	if (mrc_xmit(msk, msk->send_head, ev_idx))
 		return -ENOBUFS;
@@ -689,6 +694,7 @@ static int mrc_send_burst(struct mrc_sock *msk, int ev_idx, u32 n)
 	u32 i;
 	int err;
 
+	sock_owned_by_me(&msk->sk);
 	/* the ACK state the header takes: still owed if the burst fails */
 	mrc_ack_state_save(msk, &ack_state);
 	/* one ACK state for the whole burst: it goes out at one moment */
@@ -732,6 +738,7 @@ static void mrc_count_resend(struct mrc_sock *msk, const struct mrc_skb_cb *cb, 
 /* Lost segment @cb, last sent on EV port @old_port, went out again. */
 static void mrc_resent(struct mrc_sock *msk, struct mrc_skb_cb *cb, u16 old_port)
 {
+	sock_owned_by_me(&msk->sk);
 	mrc_count_resend(msk, cb, old_port);
 	cb->lost = 0;
 	msk->in_flight++;
@@ -819,6 +826,7 @@ void mrc_retransmit_lost(struct mrc_sock *msk)
 	struct sk_buff_head *q = &msk->sk.sk_write_queue;
 	struct sk_buff *skb = skb_peek(q);
 
+	sock_owned_by_me(&msk->sk);
 	while (skb && skb != msk->send_head && msk->in_flight < msk->cc.cwnd) {
 		struct mrc_skb_cb *cb = MRC_SKB_CB(skb);
 		u16 old_port = cb->ev_port;
@@ -980,6 +988,7 @@ void mrc_send_ctrl(struct mrc_sock *msk, u8 type, u8 flags, const void *payload,
 	struct mrchdr *h;
 	int idx;
 
+	sock_owned_by_me(&msk->sk);
 	if (!skb)
 		return;
 	if (plen)
@@ -1140,6 +1149,7 @@ int mrc_queue_fin(struct mrc_sock *msk)
 	struct sock *sk = &msk->sk;
 	struct sk_buff *skb = alloc_skb(0, sk->sk_allocation | __GFP_NOFAIL);
 
+	sock_owned_by_me(sk);
 	memset(MRC_SKB_CB(skb), 0, sizeof(struct mrc_skb_cb));
 	MRC_SKB_CB(skb)->flags = MRC_F_FIN;
 	mrc_charge_forced(sk, skb->truesize);

@@ -8,7 +8,10 @@
  *    process context, bh_lock_sock() when not owned by the user in softirq
  *    and timers (else the packet goes to the backlog / the timer defers to
  *    release_cb).  Fields read locklessly (poll, getsockopt info) use
- *    READ_ONCE/WRITE_ONCE.
+ *    READ_ONCE/WRITE_ONCE.  Functions that edit the queues or the
+ *    retransmission state assert the lock with sock_owned_by_me(): its
+ *    lockdep_sock_is_held() takes the owner's or the spinlock, as they run
+ *    under both (the destructor purges unlocked: nobody is left).
  *  - struct mrc_net tables are RCU hash lists: readers under rcu_read_lock,
  *    writers under mrc_net.lock (spin_lock_bh).
  */

@@ -637,6 +637,7 @@ static struct sk_buff *mrc_alloc_segment(struct mrc_sock *msk, struct msghdr *ms
 	struct sock *sk = &msk->sk;
 	struct sk_buff *skb;
 
+	sock_owned_by_me(&msk->sk);
 	skb = alloc_skb(max3(len, room, (size_t)1), sk->sk_allocation);
 	if (!skb)
 		return ERR_PTR(-ENOBUFS);
@@ -907,6 +908,7 @@ static int mrc_send_message(struct mrc_sock *msk, struct msghdr *msg, size_t len
 	size_t copied = 0, chunk;
 	int err;
 
+	sock_owned_by_me(&msk->sk);
 	/*
 	 * Readers take whole messages only: one larger than the peer can
 	 * buffer (the largest window it advertised, with nothing queued)
@@ -1092,6 +1094,7 @@ static int mrc_recv_wait(struct sock *sk, long *timeo)
  */
 static void mrc_consume(struct mrc_sock *msk, struct sk_buff *skb)
 {
+	sock_owned_by_me(&msk->sk);
 	__skb_unlink(skb, &msk->sk.sk_receive_queue);
 	consume_skb(skb);
 }

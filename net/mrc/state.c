@@ -226,6 +226,7 @@ bool mrc_syn_sent_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct mr
 	struct sock *sk = &msk->sk;
 	u32 rtt_us;
 
+	sock_owned_by_me(&msk->sk);
 	if (h->type == MRC_T_SYNACK) {
 		if (msk->remote_id && msk->remote_id != ntohl(h->src_id))
 			return true;
@@ -263,6 +264,7 @@ void mrc_fin_rcv(struct mrc_sock *msk)
 {
 	struct sock *sk = &msk->sk;
 
+	sock_owned_by_me(&msk->sk);
 	msk->fin_received = true;
 	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
 	if (msk->state == MRC_STATE_ESTABLISHED) {
@@ -279,6 +281,7 @@ void mrc_fin_rcv(struct mrc_sock *msk)
 
 void mrc_our_fin_acked(struct mrc_sock *msk)
 {
+	sock_owned_by_me(&msk->sk);
 	switch (msk->state) {
 	case MRC_STATE_FIN_WAIT:
 		/* an orphan still waits (bounded) to acknowledge the peer's FIN */

@@ -94,6 +94,7 @@ void mrc_arm_loss_probe(struct mrc_sock *msk)
 	const struct mrc_ev *ev;
 	u32 us = 0;
 
+	sock_owned_by_me(&msk->sk);
 	if (mrc_loss_probe_wanted(msk) && timer_pending(&msk->rto_timer)) {
 		ev = mrc_ev_of(msk, MRC_SKB_CB(skb_peek_tail(&msk->sk.sk_write_queue)));
 		us = mrc_pto_us(max(msk->rtt.srtt_us, ev ? ev->srtt_us : 0), msk->in_flight,
@@ -122,6 +123,7 @@ void mrc_arm_rto(struct mrc_sock *msk)
 	unsigned long expires;
 	u32 slow = 2 * msk->slowest_rtt_us + MRC_RTO_SLACK_US;
 
+	sock_owned_by_me(&msk->sk);
 	/*
 	 * Nothing in flight, only a held tail the window would take: TCP's cork
 	 * ceiling, not our RTO (behind a closed window: the backed-off probe).
@@ -277,6 +279,7 @@ static bool mrc_rack_fire(struct mrc_sock *msk, u64 now_us)
 {
 	u64 lost = msk->stats.packets_lost;
 
+	sock_owned_by_me(&msk->sk);
 	msk->rack_at_us = 0;
 	if (!mrc_sending_state(msk) || msk->send_head == skb_peek(&msk->sk.sk_write_queue))
 		return false;
@@ -305,6 +308,7 @@ void mrc_rto_fire(struct mrc_sock *msk)
 	struct sk_buff *skb;
 	bool outstanding = false, congested = false;
 
+	sock_owned_by_me(&msk->sk);
 	switch (msk->state) {
 	case MRC_STATE_CLOSED:
 	case MRC_STATE_LISTEN:
@@ -506,6 +510,7 @@ static void mrc_keepalive_fire(struct mrc_sock *msk)
 	struct sock *sk = &msk->sk;
 	bool dead;
 
+	sock_owned_by_me(&msk->sk);
 	if (!sock_flag(sk, SOCK_KEEPOPEN) || !mrc_keepalive_state(msk) ||
 	    timer_pending(&msk->keepalive_timer))
 		return;
