@@ -73,6 +73,7 @@ ll=$(ip -n "$s1" neigh show 10.2.1.1 dev l2 | awk '$2 == "lladdr" { print $3 }')
 ip netns exec "$s1" ping -c 1 -W 1 -q $B4 >/dev/null 2>&1
 sleep 2
 f1=$(fabric_spine_ipfwd 1); r1=$(fabric_spine_count 1 ab); t1=$(fabric_spine_forwarded 1 ab)
+num f0 f1 r0 r1 t0 t1
 echo "# blackholed spine 1: received $((r1 - r0)), forwarded $((f1 - f0)), own packets out l2 $((t1 - t0))"
 tap_result $(( r1 > r0 && f1 == f0 && t1 > t0 )) \
 	"a blackholed spine drops silently with its link up (its own packets apart)"
@@ -80,6 +81,7 @@ tap_result $(( r1 > r0 && f1 == f0 && t1 > t0 )) \
 fabric_heal 1
 ip netns exec $NS_A ./udp_spray $B4 9 20000 64 8
 f2=$(fabric_spine_ipfwd 1)
+num f2
 echo "# healed spine 1: forwarded $((f2 - f1))"
 tap_result $(( f2 > f1 )) "a healed spine forwards again"
 

@@ -47,8 +47,21 @@ want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 # stats NS FILE: snapshot of the namespace's counters.
 stats() { ip netns exec "$1" cat /proc/net/mrc_stats > "$2"; }
 # delta BEFORE AFTER NAME
+# (nothing when either file lacks it)
 delta() {
-	awk -v k="$3" 'FNR == NR { if ($1 == k) a = $2; next } $1 == k { print $2 - a }' "$1" "$2"
+	awk -v k="$3" 'FNR == NR { if ($1 == k) { a = $2; h = 1 } next } $1 == k && h { print $2 - a }' "$1" "$2"
+}
+# delta_sum BEFORE AFTER NAME...: the sum of those counters' changes;
+# nothing when one is missing (num then fails the case using it)
+delta_sum() {
+	local b=$1 a=$2 k d s=0
+	shift 2
+	for k in "$@"; do
+		d=$(delta "$b" "$a" "$k")
+		is_num "$d" || return 1
+		s=$((s + d))
+	done
+	echo $s
 }
 # deltas BEFORE AFTER: every counter that changed, "Name=+N ..."
 deltas() {
@@ -106,7 +119,7 @@ want d && ntests=$((ntests + 2))
 tap_plan $ntests
 
 if want a || want b || want c; then
-	fabric_up 1 || { echo "# cannot build the fabric"; exit $KSFT_SKIP; }
+	fabric_up 1 || tap_setup_fail "cannot build the fabric"
 fi
 
 # ---- a) malformed packets at a live connection ----
@@ -120,8 +133,9 @@ if want a; then
 	stats $NS_A "$out/a1"; stats $NS_B "$out/b1"
 	echo "# b: $(deltas "$out/b0" "$out/b1")"
 	echo "# a: $(deltas "$out/a0" "$out/a1")"
-	rst=$(( $(delta "$out/a0" "$out/a1" ConnReset) + $(delta "$out/b0" "$out/b1" ConnReset) +
-		$(delta "$out/a0" "$out/a1" TxRst) + $(delta "$out/b0" "$out/b1" TxRst) ))
+	ra=$(delta_sum "$out/a0" "$out/a1" ConnReset TxRst) rb=$(delta_sum "$out/b0" "$out/b1" ConnReset TxRst)
+	num ra rb
+	rst=$((ra + rb))
 	tap_result $(( ok == 0 && rst == 0 )) \
 		"baseline: a transfer and orderly close without attack: no RST, no reset (the last FIN is acked)"
 
@@ -151,11 +165,9 @@ if want a; then
 		[ "$(delta "$out/b0" "$out/b1" $c)" -gt 0 ] || miss="$miss $c"
 	done
 	tap_result $(( ${#miss} == 0 )) "fuzz: drops counted under every reason${miss:+ (none under$miss)}"
-	drops=0
-	for c in RxDropShort RxDropVersion RxDropType RxDropLength RxDropBadId \
-		 RxDropNoConnection RxDropBadCookie RxDropOutOfWindow; do
-		drops=$((drops + $(delta "$out/b0" "$out/b1" $c)))
-	done
+	drops=$(delta_sum "$out/b0" "$out/b1" RxDropShort RxDropVersion RxDropType RxDropLength \
+		RxDropBadId RxDropNoConnection RxDropBadCookie RxDropOutOfWindow)
+	num drops
 	sent=$(kv "$out/fuzz" sent)
 	echo "# fuzz: $drops drops counted at b for $sent packets sent"
 	# a few may be lost on the way (veth backlog); a handful of bit-flipped
@@ -203,8 +215,11 @@ if want b; then
 	echo "# b: $(deltas "$out/b0" "$out/b4")"
 	echo "# a: $(deltas "$out/a0" "$out/a4")"
 	# b's teardown RST (see the baseline test) may count one
-	reset=$(( $(delta "$out/a0" "$out/a4" ConnReset) + ($(delta "$out/b0" "$out/b4" ConnReset) > 1) ))
+	ra=$(delta "$out/a0" "$out/a4" ConnReset) rb=$(delta "$out/b0" "$out/b4" ConnReset)
+	num ra rb
+	reset=$(( ra + (rb > 1) ))
 	live=$(( ${#lid} > 0 ))
+	num win bid nc
 	tap_result $(( ok == 0 && reset == 0 && live && win >= n / 2 )) \
 		"off-path: $n DATA/ACK with the right IDs and address, PSNs outside the window: dropped ($win OutOfWindow)"
 	tap_result $(( ok == 0 && reset == 0 && live && bid >= 2 * n * 9 / 10 )) \
@@ -225,7 +240,9 @@ if want b; then
 	ok=$?
 	stats $NS_A "$out/a1"; stats $NS_B "$out/b1"
 	echo "# b: $(deltas "$out/b0" "$out/b1")"
-	reset=$(( $(delta "$out/a0" "$out/a1" ConnReset) + ($(delta "$out/b0" "$out/b1" ConnReset) > 1) ))
+	ra=$(delta "$out/a0" "$out/a1" ConnReset) rb=$(delta "$out/b0" "$out/b1" ConnReset)
+	num ra rb
+	reset=$(( ra + (rb > 1) ))
 	tap_result $(( ok == 0 && reset == 0 && ${#lid} > 0 )) \
 		"off-path: 100 RSTs with the right IDs and address but PSNs outside the window: no reset"
 fi

@@ -184,6 +184,56 @@ fabric_spine_ipfwd() {
 		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
 }
 
+# fabric_spine_tx_bytes I DIR: bytes spine I sent toward the far leaf (DIR
+# ab: toward b's, ba: toward a's): what it forwarded that way and its own
+# packets.  A blackholed spine sends only the queue it had.
+fabric_spine_tx_bytes() {
+	local ifname=l2
+	[ "$2" = ba ] && ifname=l1
+	ip netns exec "$(ns_spine "$1")" cat "/sys/class/net/$ifname/statistics/tx_bytes"
+}
+
+# fabric_tx_counts DIR: fabric_spine_tx_bytes of every spine, space separated
+fabric_tx_counts() {
+	local i out=''
+	for i in $(seq 1 "$FABRIC_SPINES"); do out="$out $(fabric_spine_tx_bytes "$i" "$1")"; done
+	echo "${out# }"
+}
+
+# fabric_dead_share I BEFORE AFTER: spine I's bytes in the difference of
+# two fabric_tx_counts readings and all spines' ("PART TOTAL"; nothing
+# when a reading lacks a spine), for fault_share_below
+fabric_dead_share() {
+	local b a i part=0 total=0
+	read -ra b <<< "$2"
+	read -ra a <<< "$3"
+	[ ${#b[@]} = "$FABRIC_SPINES" ] && [ ${#a[@]} = "$FABRIC_SPINES" ] &&
+		is_num "${b[@]}" "${a[@]}" || return 1
+	for i in $(seq 0 $((FABRIC_SPINES - 1))); do total=$((total + a[i] - b[i])); done
+	part=$((a[$1 - 1] - b[$1 - 1]))
+	echo "$part $total"
+}
+
+# fabric_qdisc_stats I KIND: "PACKETS DROPPED OVERLIMITS" summed over the
+# KIND qdiscs (netem, tbf) on spine I's links, from one tc: what a shaping
+# or a loss did (fabric_shape, fabric_netem), to confirm it did.
+fabric_qdisc_stats() {
+	local ifname
+	for ifname in $(spine_links); do echo "qdisc show dev $ifname"; done |
+		tc -s -n "$(ns_spine "$1")" -batch - 2>/dev/null | awk -v k="$2" '
+		$1 == "qdisc" { on = $2 == k; next }
+		on && $1 == "Sent" { p += $4; d += $7; o += $9 }
+		END { print p + 0, d + 0, o + 0 }'
+}
+
+# fault_share_below PCT PART TOTAL: PART < PCT % of TOTAL, TOTAL > 0, both
+# numbers: a failed element carried under PCT % of the traffic while it
+# was meant to be dead (planes.sh's rule, 1 %), and there was traffic.
+fault_share_below() {
+	[[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] && [ "$3" -gt 0 ] &&
+		[ $(($2 * 100)) -lt $(($1 * $3)) ]
+}
+
 # fabric_counts DIR [bytes]: the per-spine packet (or byte) counts, space
 # separated.
 fabric_counts() {
@@ -234,8 +284,12 @@ fabric_shape() {
 	done
 }
 
-# fabric_shape_all RATE DELAY: fabric_shape on every spine.
-fabric_shape_all() { local i; for ((i = 1; i <= SPINES; i++)); do fabric_shape "$i" "$@"; done; }
+# fabric_shape_all RATE DELAY: fabric_shape on every spine; 1 if one failed.
+fabric_shape_all() {
+	local i rc=0
+	for ((i = 1; i <= SPINES; i++)); do fabric_shape "$i" "$@" || rc=1; done
+	return $rc
+}
 
 # fabric_netem I "NETEM ARGS": spine I passes every packet, both directions,
 # through netem with these arguments (e.g. "loss 1%", "delay 5ms 3ms",
@@ -258,6 +312,14 @@ mrc_family() { cat /sys/module/mrc/parameters/family 2>/dev/null || echo 18; }
 # mrc_stat NS NAME: one counter of /proc/net/mrc_stats in namespace NS.
 mrc_stat() {
 	ip netns exec "$1" awk -v k="$2" '$1 == k {print $2}' /proc/net/mrc_stats
+}
+
+# mrc_stat_ab NAME: counter NAME of a plus b's; nothing when one lacks it
+# (num then fails the case that uses it)
+mrc_stat_ab() {
+	local x y
+	x=$(mrc_stat $NS_A "$1") y=$(mrc_stat $NS_B "$1")
+	is_num "$x" "$y" && echo $((x + y))
 }
 
 # wait_listening FILE: until a server's output in FILE says "listening"
@@ -288,6 +350,20 @@ xfer_start() {
 
 # kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
 kv() { grep -o "$2=[^ ]*" "$1" | tail -n 1 | cut -d= -f2; }
+
+# xfer_intact RX TX [BYTES]: the mrc_xfer transfer whose receiver wrote RX
+# and sender TX arrived whole: every byte sent arrived and compared equal
+# (the receiver's summary says ok=1 and bytes= the sender's sent=, and
+# BYTES when given), neither end printed an error.  The receiver's exit 0
+# alone says only that what came was intact: a prefix, when the
+# connection ended early, passes that.
+xfer_intact() {
+	local got sent
+	got=$(kv "$1" bytes) sent=$(kv "$2" sent)
+	[ -n "$sent" ] && [ "$got" = "$sent" ] && [ "$(kv "$1" ok)" = 1 ] &&
+		{ [ -z "${3:-}" ] || [ "$got" = "$3" ]; } &&
+		! grep -q '^error=' "$1" "$2"
+}
 
 # fabric_shape_ecn I RATE: spine I forwards at RATE through an ECN-marking
 # queue (fq_codel under tbf): a congested path that marks CE, not drops.

@@ -31,7 +31,7 @@ out=$(mktemp -d)
 
 tap_plan 17
 modprobe mrc 2>/dev/null
-fabric_planes_up $SPINES || { tap_skip "fabric" "cannot build the planes fabric"; tap_done; }
+fabric_planes_up $SPINES || tap_setup_fail "cannot build the planes fabric"
 for p in 1 2; do fabric_plane_netem $p "delay ${HOP_MS}ms"; done
 
 # ---- the fabric ------------------------------------------------------------
@@ -122,7 +122,10 @@ d1=$((b1[0] - b0[0])) d2=$((b1[1] - b0[1]))
 echo "# MPTCP: $(tail -n 1 "$out/rx"); plane 1 $d1 bytes, plane 2 $d2 bytes"
 # its scheduler need not split evenly: each plane's subflow carrying 5 %
 # proves both planes serve one connection
-tap_result $(( rc == 0 && $(kv "$out/rx" bytes) == 16 << 20 && d1 * 20 >= d1 + d2 && d2 * 20 >= d1 + d2 )) \
+is_num "${b0[@]}" "${b1[@]}" && [ ${#b0[@]} = 2 ] && [ ${#b1[@]} = 2 ]
+counted=$(( $? == 0 ))
+xfer_intact "$out/rx" "$out/tx" $((16 << 20))
+tap_result $(( $? == 0 && rc == 0 && counted && d1 * 20 >= d1 + d2 && d2 * 20 >= d1 + d2 )) \
 	"MPTCP: one connection intact over both planes ($((d1 * 100 / (d1 + d2 + 1))) % / $((d2 * 100 / (d1 + d2 + 1))) %)"
 ip -n $NS_B mptcp endpoint flush
 
@@ -561,13 +564,17 @@ if ! planes_missing 2 "MRC: address announcements"; then
 	echo "# mrc_peer: $(tr '\n' ' ' < "$out/peer")"
 	listed=$(grep -c "$FORGED" "$out/vconn")
 	conns=$(jq length "$out/vconn" 2>/dev/null)
-	tap_result $(( $(kv "$out/peer" addr_learned) >= 1 && $(kv "$out/peer" legit_rx) > 0 )) \
+	learned=$(kv "$out/peer" addr_learned) legit=$(kv "$out/peer" legit_rx)
+	forged=$(kv "$out/peer" forged_rx) bad_id=$(kv "$out/peer" bad_id)
+	rejected=$(kv "$out/peer" addr_rejected) bad_cookie=$(kv "$out/peer" bad_cookie)
+	num learned legit
+	tap_result $(( learned >= 1 && legit > 0 )) \
 		"MRC: an address announced in the real HSACK is learned and probed"
 	# each of the three forgeries is counted: the first as a bad cookie
 	# (the cookie covers the destination ID), the others as bad IDs
-	tap_result $(( ${conns:-0} >= 1 && listed == 0 && $(kv "$out/peer" forged_rx) == 0 &&
-		$(kv "$out/peer" bad_id) + $(kv "$out/peer" addr_rejected) +
-		$(kv "$out/peer" bad_cookie) >= 3 )) \
+	num forged bad_id rejected bad_cookie
+	tap_result $(( ${conns:-0} >= 1 && listed == 0 && forged == 0 &&
+		bad_id + rejected + bad_cookie >= 3 )) \
 		"MRC: forged announcements (wrong IDs, off-path source) ignored and counted"
 	ip netns del $NS_P
 	ip netns del $NS_V

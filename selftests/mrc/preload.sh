@@ -15,7 +15,7 @@ SPINES=4 MIB=64
 mrcctl() { "$MRCCTL" "$@"; }
 
 tap_plan 12
-command -v nc > /dev/null || { echo "# SKIP nc (netcat-openbsd) not installed"; exit $KSFT_SKIP; }
+command -v nc > /dev/null || tap_setup_fail "nc (netcat-openbsd, make deps) not installed"
 [ -x "$MRCCTL" ] && [ -r ../../tools/preload/libmrc-preload.so ] ||
 	{ echo "# mrcctl or libmrc-preload.so not built"; exit 1; }
 fabric_up $SPINES
@@ -170,7 +170,9 @@ sleep 1
 ip netns exec $NS_A "$MRCCTL" run -- iperf3 -c $B4 -p 5210 -t 2 > "$out/iperf.c" 2>&1
 rc=$?
 wait_for $srv 10
-accepted=$(( $(mrc_stat $NS_B ConnAccepted) - a0 ))
+a1=$(mrc_stat $NS_B ConnAccepted)
+num a0 a1
+accepted=$((a1 - a0))
 echo "# iperf3: client rc $rc, $accepted MRC connections accepted; $(grep -m1 receiver "$out/iperf.c")"
 grep -i "error\|not available" "$out/iperf.c" "$out/iperf.s" | sed 's/^/# /'
 [ $rc -eq 0 ] && [ $accepted -ge 2 ] && grep -q receiver "$out/iperf.c" &&

@@ -38,7 +38,8 @@
 # TRINITY_TRIES: runs to get past trinity's startup crash (default 8).
 # TRINITY_USER=nobody runs trinity unprivileged (setpriv), default root.
 # TRINITY_LOG=FILE keeps trinity's output (of the last run).
-# Skips (exit 4) when trinity is not installed.
+# Skips (exit 4) when trinity is not installed: a failure under make check,
+# whose make deps installs it.
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
 
@@ -76,7 +77,8 @@ getpeername poll ppoll select fcntl read write readv writev splice sendfile"
 
 if [ "$FAM" -ge 45 ]; then
 	tap_plan 1
-	tap_skip "trinity against AF_MRC" "family $FAM is beyond trinity's domains (< 45)"
+	# a module parameter this machine's run chose: make check's default, 18, is in range
+	tap_skip_env "trinity against AF_MRC" "family $FAM is beyond trinity's domains (< 45)"
 	tap_done
 fi
 

@@ -3,8 +3,8 @@
 # The test harness's own tests, on the host and in seconds (no VM): how
 # tap-count.awk counts crafted TAP (a plan short of results, no plan, a
 # crash mid-suite, skips under make check), what num makes of an empty
-# operand, how selftest.sh judges a suite's exit (with a fake run-vm.sh).
-# TAP; run by make check.
+# operand, how selftest.sh judges a suite's exit (with a fake run-vm.sh)
+# and the selftests' helpers of lib.sh.  TAP; run by make check.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/tools/testing/tap.sh"
@@ -25,7 +25,7 @@ expect() {
 	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
 }
 
-tap_plan 21
+tap_plan 23
 
 # ---- tap-count.awk -----------------------------------------------------------
 expect "tap-count: a full plan counts its results" "1 1 1" \
@@ -114,4 +114,34 @@ expect "selftest.sh: exit 4 with only the machine's skips is a skip" "0 0 1" "$(
 expect "selftest.sh: exit 4 with nothing printed fails" "0 1 0" "$(verdict bare4)"
 expect "selftest.sh: a passing suite passes" "2 0 0" "$(verdict pass)"
 
+# ---- lib.sh's helpers, on crafted figures -------------------------------------
+(
+	. "$repo/selftests/mrc/lib.sh"
+	printf 'bytes=100 ok=1 secs=1\n' > "$tmp/rx"; printf 'sent=100\n' > "$tmp/tx"
+	xfer_intact "$tmp/rx" "$tmp/tx" 100 || exit 1
+	xfer_intact "$tmp/rx" "$tmp/tx" || exit 1
+	! xfer_intact "$tmp/rx" "$tmp/tx" 200 || exit 1		# short of expected
+	printf 'bytes=60 ok=1 secs=1\n' > "$tmp/rx"
+	! xfer_intact "$tmp/rx" "$tmp/tx" || exit 1		# an intact prefix
+	printf 'bytes=100 ok=0 secs=1\n' > "$tmp/rx"
+	! xfer_intact "$tmp/rx" "$tmp/tx" 100 || exit 1		# content differs
+	printf 'bytes=100 ok=1 secs=1\n' > "$tmp/rx"; printf 'error=Broken pipe sent=100\n' > "$tmp/tx"
+	! xfer_intact "$tmp/rx" "$tmp/tx" 100 || exit 1		# the sender failed
+	printf 'error=Connection reset bytes=100\n' > "$tmp/rx"; printf 'sent=100\n' > "$tmp/tx"
+	! xfer_intact "$tmp/rx" "$tmp/tx" 100 || exit 1		# the receiver failed
+	: > "$tmp/rx"
+	! xfer_intact "$tmp/rx" "$tmp/tx" || exit 1		# nothing at all
+) > /dev/null 2>&1
+tap_result $(( $? == 0 )) "lib.sh xfer_intact: sent == received (== expected), compared equal, else not"
+(
+	. "$repo/selftests/mrc/lib.sh"
+	# the share of a spine's bytes during a fault: planes.sh's 1 % rule
+	fault_share_below 1 5 1000 && ! fault_share_below 1 50 1000 &&
+		! fault_share_below 1 0 0 && ! fault_share_below 1 "" 1000 || exit 1
+	# spine 2 of 3 between two fabric_tx_counts readings; one short fails
+	FABRIC_SPINES=3
+	[ "$(fabric_dead_share 2 "10 20 30" "110 21 130")" = "1 201" ] &&
+		! fabric_dead_share 2 "10 20" "110 21 130"
+) > /dev/null 2>&1
+tap_result $(( $? == 0 )) "lib.sh fault_share_below, fabric_dead_share: < 1 % passes, 5 % and no traffic do not"
 tap_done
