@@ -68,7 +68,9 @@ MODULE_PARM_DESC(burst_max, "most packets sent back to back on one EV in new nam
  * TEST KNOB, not for production: MRC's clock reads this many microseconds
  * when the module loads (0: boot time, the default).  The selftests start it
  * shortly before 2^31 and 2^32 us, so that both wraps of a 32-bit
- * microsecond clock happen while connections run.  Read-only: the clock
+ * microsecond clock happen while connections run; it also zeroes every
+ * connection's timestamp offset (mrc_test_clock), so that the wire's tsval
+ * wraps there too, and clock_us shows the clock.  Read-only: the clock
  * never jumps under a live connection.
  */
 static unsigned long long mrc_test_clock_start_us;
@@ -78,6 +80,25 @@ MODULE_PARM_DESC(test_clock_start_us,
 
 /* Added to boot time in microseconds to make MRC's clock (set once at load) */
 u64 mrc_clock_offset_us __read_mostly;
+
+/*
+ * Set with the knob: every connection's timestamp offset is 0, so the
+ * 32-bit tsval on the wire is MRC's clock and wraps where the knob put it
+ * (a random offset would move the wrap anywhere in 71 minutes).
+ */
+bool mrc_test_clock __read_mostly;
+
+/* clock_us (read-only): MRC's clock now, for the selftests to see a wrap */
+static int mrc_param_get_clock_us(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", mrc_clock_us());
+}
+
+static const struct kernel_param_ops mrc_param_ops_clock_us = {
+	.get	= mrc_param_get_clock_us,
+};
+module_param_cb(clock_us, &mrc_param_ops_clock_us, NULL, 0444);
+MODULE_PARM_DESC(clock_us, "MRC's microsecond clock now (read-only)");
 
 struct proto mrc_proto = {
 	.name		= "MRC",
@@ -142,6 +163,7 @@ static int __init mrc_init(void)
 	if (mrc_test_clock_start_us) {
 		mrc_clock_offset_us = mrc_test_clock_start_us -
 				      div_u64(ktime_get_ns(), NSEC_PER_USEC);
+		mrc_test_clock = true;
 		pr_info("test knob: clock starts at %llu us\n", mrc_test_clock_start_us);
 	}
 

@@ -535,6 +535,7 @@ static inline struct mrc_sock *mrc_sk(const struct sock *sk)
 }
 
 extern u64 mrc_clock_offset_us;	/* af_mrc.c: test knob, 0 by default */
+extern bool mrc_test_clock;	/* af_mrc.c: the knob is set: ts offsets 0 */
 
 /*
  * MRC's clock: microseconds since boot, in 64 bits (wraps after 584,000

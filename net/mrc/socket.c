@@ -81,7 +81,8 @@ void mrc_sock_init(struct mrc_sock *msk)
 	msk->sndbuf_init = sk->sk_sndbuf;
 	msk->rcv_ratio = 128;
 	msk->probe_scan_at = jiffies;
-	msk->ts_offset = get_random_u32();	/* a server's child: mrc_ts_offset() */
+	/* a server's child: mrc_ts_offset(); the clock test knob: 0 */
+	msk->ts_offset = mrc_test_clock ? 0 : get_random_u32();
 	sk_sockets_allocated_inc(sk);
 	/* the "sockets" column of /proc/net/protocols, dropped in mrc_destruct() */
 	sock_prot_inuse_add(sock_net(sk), sk->sk_prot, 1);

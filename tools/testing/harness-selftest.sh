@@ -3,8 +3,9 @@
 # The test harness's own tests, on the host and in seconds (no VM): how
 # tap-count.awk counts crafted TAP (a plan short of results, no plan, a
 # crash mid-suite, skips under make check), what num makes of an empty
-# operand, how selftest.sh judges a suite's exit (with a fake run-vm.sh)
-# and the selftests' helpers of lib.sh.  TAP; run by make check.
+# operand, how selftest.sh judges a suite's exit (with a fake run-vm.sh),
+# clock-wrap.sh's verdict (with a fake clock) and the selftests' helpers of
+# lib.sh.  TAP; run by make check.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/tools/testing/tap.sh"
@@ -25,7 +26,7 @@ expect() {
 	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
 }
 
-tap_plan 23
+tap_plan 30
 
 # ---- tap-count.awk -----------------------------------------------------------
 expect "tap-count: a full plan counts its results" "1 1 1" \
@@ -114,6 +115,35 @@ expect "selftest.sh: exit 4 with only the machine's skips is a skip" "0 0 1" "$(
 expect "selftest.sh: exit 4 with nothing printed fails" "0 1 0" "$(verdict bare4)"
 expect "selftest.sh: a passing suite passes" "2 0 0" "$(verdict pass)"
 
+# ---- clock-wrap.sh, with a fake clock the "test" moves ---------------------
+# wrap BITS FROM TO RC: the wrapper's verdict ("ok"/"not ok") and exit status
+# when the clock reads FROM before a test that exits RC and TO after it
+wrap() {
+	local rc
+	echo "$2" > "$tmp/clock"
+	MRC_CLOCK_US_FILE=$tmp/clock bash "$repo/tools/testing/clock-wrap.sh" "$1" "${LEAD:-0}" \
+		bash -c "echo '1..1'; echo 'ok 1 t'; echo '$3' > '$tmp/clock'; exit $4" > "$tmp/wrap.tap"
+	rc=$?
+	echo "$(awk '/^(not )?ok 1 MRC/ { print ($1 == "ok") ? "ok" : "not-ok" }' "$tmp/wrap.tap") $rc"
+}
+expect "clock-wrap.sh: a run from 1 s before 2^31 us to 2 s after it crossed" "ok 0" \
+	"$(wrap 31 $(((1 << 31) - 1000000)) $(((1 << 31) + 2000000)) 0)"
+expect "clock-wrap.sh: a run that started past 2^32 us (the margin eaten) fails" "not-ok 1" \
+	"$(wrap 32 $(((1 << 32) + 10)) $(((1 << 32) + 2000000)) 0)"
+expect "clock-wrap.sh: a run that ended short of 2^32 us fails" "not-ok 1" \
+	"$(wrap 32 $(((1 << 32) - 9000000)) $(((1 << 32) - 10)) 0)"
+expect "clock-wrap.sh: no clock to read (no clock_us) fails" "not-ok 1" "$(wrap 32 '' 5 0)"
+expect "clock-wrap.sh: a failing test keeps its status" "ok 3" \
+	"$(wrap 32 $(((1 << 32) - 10)) $(((1 << 32) + 10)) 3)"
+wrap 32 $(((1 << 32) - 10)) $(((1 << 32) + 10)) 0 > /dev/null
+expect "clock-wrap.sh: the test's TAP and its verdict count as two streams" "2 0 0" \
+	"$(awk -f "$awkf" "$tmp/wrap.tap" 2> /dev/null)"
+# 0.4 s to the wrap, a lead of 0.1 s: it starts the test 0.3 s later (the
+# fake clock stands still, so it reads only when it starts)
+t0=${EPOCHREALTIME/[.,]/}
+LEAD=100000 wrap 31 $(((1 << 31) - 400000)) $(((1 << 31) + 10)) 0 > /dev/null
+w=$(( (${EPOCHREALTIME/[.,]/} - t0) / 1000 ))
+tap_result $(( w >= 300 && w < 2000 )) "clock-wrap.sh: waits until LEAD_US before the wrap to start the test ($w ms)"
 # ---- lib.sh's helpers, on crafted figures -------------------------------------
 (
 	. "$repo/selftests/mrc/lib.sh"

@@ -28,12 +28,34 @@ fi
 
 # The clock test knob (test_clock_start_us, net/mrc/af_mrc.c): transfer_test
 # and multipath.sh run again with MRC's clock started shortly before 2^31
-# and 2^32 us (by 1 s and 20 s, well inside their runs under TCG), so the
-# wrap happens mid-test and each run spends time on both sides of it.  Named
-# TEST@clock31 and TEST@clock32, each counted as a test of its own.
+# and 2^32 us, so the wrap happens mid-test and each run spends time on
+# both sides of it.  Named TEST@clock31 and TEST@clock32, each counted as a
+# test of its own.  The knob also zeroes every connection's timestamp
+# offset, so the wire's tsval is that clock and wraps with it.
+# clock-wrap.sh starts the test a lead before the wrap (waiting for it
+# when the boot was quicker than the margin) and asserts that the clock
+# crossed 2^31 or 2^32 us while it ran: transfer_test (1-2 s under TCG)
+# 0.6 s before it, from a margin of 10 s; multipath.sh (minutes) as soon
+# as it can, 20 s before it.
+clock_margin() {	# ENTRY: "MARGIN_US LEAD_US"
+	case $1 in
+	multipath.sh@*) echo 20000000 20000000 ;;
+	*) echo 10000000 600000 ;;
+	esac
+}
+clock_cmd() {	# ENTRY: the command the VM runs for it
+	local lead
+	case $1 in
+	*@clock3[12])
+		read -r _ lead <<< "$(clock_margin "$1")"
+		printf 'bash %q %s %s ./%s' "$repo/tools/testing/clock-wrap.sh" "${1##*@clock}" \
+			"$lead" "${1%@*}" ;;
+	*) echo "./${1%@*}" ;;
+	esac
+}
 clock_params() {	# ENTRY: the insmod parameters it adds
-	local margin_us=1000000
-	case $1 in multipath.sh@*) margin_us=20000000 ;; esac
+	local margin_us
+	read -r margin_us _ <<< "$(clock_margin "$1")"
 	case $1 in
 	*@clock31) echo "test_clock_start_us=$(((1 << 31) - margin_us))" ;;
 	*@clock32) echo "test_clock_start_us=$(((1 << 32) - margin_us))" ;;
@@ -50,7 +72,7 @@ for t in "${tests[@]}"; do
 	mkdir -p "$out"
 	echo "# selftest: $t"
 	(cd "$dir" && MRC_MODPARAMS="${MRC_MODPARAMS:-} $(clock_params "$t")" \
-		bash "${MRC_RUN_VM:-$repo/tools/testing/vm/run-vm.sh}" -o "$out" -t "$timeout" "./${t%@*}") \
+		bash "${MRC_RUN_VM:-$repo/tools/testing/vm/run-vm.sh}" -o "$out" -t "$timeout" "$(clock_cmd "$t")") \
 		2>&1 | tee "$out/tap.log"
 	rc=${PIPESTATUS[0]}
 	read -r p f s <<< "$(awk -v strict=1 -f "$repo/tools/testing/tap-count.awk" "$out/tap.log" \
