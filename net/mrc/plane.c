@@ -572,6 +572,7 @@ static void mrc_path_down(struct mrc_sock *msk, u8 p)
 	u8 q;
 	u16 i;
 
+	sock_owned_by_me(&msk->sk);
 	for (q = 0; q < msk->npaths; q++)
 		other |= q != p && msk->paths[q].up;
 	mrc_count(msk->mn, MRC_C_PLANE_DOWN);
@@ -590,7 +591,14 @@ static void mrc_path_down(struct mrc_sock *msk, u8 p)
 	mrc_lose_paths(msk, BIT(p), false);
 	mrc_retransmit_lost(msk);
 	mrc_push(msk);
-	mrc_arm_rto(msk);
+	/*
+	 * An RTO for what was resent, as the ACK path arms it.  With nothing
+	 * outstanding there is none to time: armed, it found an idle or
+	 * receive-only connection past its user timeout and reset it, and
+	 * cut short an orphan's wait for the peer's FIN (the same timer).
+	 */
+	if (!skb_queue_empty(&msk->sk.sk_write_queue))
+		mrc_arm_rto(msk);
 }
 
 /* Path @p is back: its EVs carry data again at once. */

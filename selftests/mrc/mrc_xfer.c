@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * mrc_xfer: one verified bulk transfer, for selftests, the demo and benches.
- *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS] [-g MS] [-s MS]  receive one connection
+ *   mrc_xfer -l [-6] [-p PORT] [-T] [-i MS] [-g MS] [-s MS] [-U MS] [-H]
+ *                                                     receive one connection
  *   mrc_xfer -c ADDR [-p PORT] [-n BYTES] [-d SECONDS] [-T] [-U MS] [-e EVS] [-i MS]
+ *            [-P BYTES] [-C]
  * -T uses TCP instead of AF_MRC (-M: MPTCP), for comparison.  -d SECONDS
  * makes the sender stop after that long instead (at most BYTES), so that a
  * test can place failures at fixed times inside one transfer; "sent=N"
@@ -34,6 +36,17 @@
  * -K SECS (sender) turns keepalive on (TCP_KEEPIDLE and TCP_KEEPINTVL SECS,
  * TCP_KEEPCNT 2), sends its BYTES and then waits, idle, for the connection
  * to fail: it prints "idle error=..." (or "idle closed").
+ * -P BYTES (sender) sends the first BYTES (0: none), prints "paused", and
+ * waits for SIGUSR2 before it sends the rest, so that a test acts on a
+ * connection with nothing in flight at a moment of its choosing.  The
+ * user timeout (-U) is lifted then (MRC_USER_TIMEOUT 0): a short one is
+ * for the pause, and must not end what follows when a loaded guest stalls.
+ * -C (sender) closes at once after its BYTES, without waiting for the
+ * peer's close: the socket lives on as an orphan that delivers them and
+ * waits for the peer's FIN.
+ * -U MS (receiver) is the listener's user timeout, which its connection
+ * inherits.  -H (receiver) holds the connection open after the peer's
+ * EOF, once its summary is printed, until the receiver is killed.
  *
  * -b (on both sides, each with -n BYTES) makes the transfer bidirectional:
  * each side sends its BYTES of the pattern (then shuts down its sending
@@ -236,6 +249,8 @@ static void print_tick_start(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	printf("start realtime=%lld.%09ld\n", (long long)ts.tv_sec, ts.tv_nsec);
+	/* a test may wait for it: the first data has arrived */
+	fflush(stdout);
 }
 
 /*
@@ -330,16 +345,16 @@ static void on_sigusr1(int sig)
 }
 
 /*
- * Sends total bytes of the pattern, or what fits before @deadline (mrc_now_s(),
- * 0: none) or SIGUSR1; *sent holds the count.  Returns 0 or prints the error.
+ * Sends the pattern from byte *sent (0 at first) up to total, or what fits
+ * before @deadline (mrc_now_s(), 0: none) or SIGUSR1; *sent holds the count.
+ * Returns 0 or prints the error.
  */
 static int send_all(int fd, unsigned long long total, double deadline,
 		    unsigned long long *sent)
 {
 	static unsigned char buf[1 << 16];
-	unsigned long long off = 0;
+	unsigned long long off = *sent;
 
-	*sent = 0;
 	while (off < total && !stop_sending && (!deadline || mrc_now_s() < deadline)) {
 		size_t n = total - off < sizeof(buf) ? total - off : sizeof(buf);
 		ssize_t w;
@@ -369,7 +384,7 @@ struct bidir {
 static void *bidir_sender(void *p)
 {
 	struct bidir *b = p;
-	unsigned long long sent;
+	unsigned long long sent = 0;
 
 	b->rc = send_all(b->fd, b->total, 0, &sent);
 	if (!b->rc)
@@ -404,7 +419,7 @@ static int bidirectional(int fd, unsigned long long total, int tick_ms)
 }
 
 static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
-		    unsigned long long total)
+		    unsigned long long total, int user_timeout, int hold)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = mrc_make_addr(NULL, port, v6, &ss);
@@ -417,6 +432,8 @@ static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
 		return 1;
 	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (kind == 'A' && user_timeout)
+		setsockopt(lfd, SOL_MRC, MRC_USER_TIMEOUT, &user_timeout, sizeof(int));
 	if (bind(lfd, (void *)&ss, len) || listen(lfd, 1)) {
 		perror("bind/listen");
 		return 1;
@@ -430,7 +447,12 @@ static int receiver(int port, int v6, int kind, int tick_ms, int bidir,
 	}
 	if (bidir)
 		return bidirectional(fd, total, tick_ms);
-	return receive_all(fd, tick_ms, &got);
+	if (receive_all(fd, tick_ms, &got))
+		return 1;
+	/* -H: the peer's orphan waits for our FIN until we are killed */
+	while (hold)
+		pause();
+	return 0;
 }
 
 /* -K: keepalive on, the data sent, then idle until the connection fails */
@@ -457,17 +479,23 @@ static void keepalive_on(int fd, int secs)
 
 static int sender(const char *host, int port, int kind, unsigned long long total,
 		  int user_timeout, int evs, int bidir, int tick_ms, double secs, int keep_s,
-		  int idle_ms)
+		  int idle_ms, long long pause_at, int close_now)
 {
-	unsigned long long sent;
+	unsigned long long sent = 0;
 	static unsigned char buf[1 << 16];
 	struct sockaddr_storage ss;
 	socklen_t len = mrc_make_addr(host, port, 0, &ss);
-	int fd;
+	sigset_t usr2;
+	int fd, sig;
 
 	/* first: a SIGUSR1 must never find the default action (termination) */
 	/* no SA_RESTART: a send blocked on a full buffer returns at once */
 	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_sigusr1 }, NULL);
+	/* -P: a SIGUSR2 that comes before the pause waits for sigwait() */
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	if (pause_at >= 0)
+		sigprocmask(SIG_BLOCK, &usr2, NULL);
 	fd = open_socket(ss.ss_family, kind);
 	if (fd < 0) {
 		perror("socket");
@@ -487,10 +515,27 @@ static int sender(const char *host, int port, int kind, unsigned long long total
 		usleep(idle_ms * 1000);
 	if (keep_s)
 		keepalive_on(fd, keep_s);
+	if (pause_at >= 0) {
+		int none = 0;
+
+		if (send_all(fd, (unsigned long long)pause_at < total ? pause_at : total, 0,
+			     &sent))
+			return 1;
+		printf("paused at=%llu\n", sent);
+		fflush(stdout);
+		sigwait(&usr2, &sig);
+		if (kind == 'A')
+			setsockopt(fd, SOL_MRC, MRC_USER_TIMEOUT, &none, sizeof(none));
+	}
 	if (send_all(fd, total, secs > 0 ? mrc_now_s() + secs : 0, &sent))
 		return 1;
 	if (keep_s)
 		return idle_until_failure(fd);
+	if (close_now) {
+		close(fd);
+		printf("sent=%llu closed\n", sent);
+		return 0;
+	}
 	shutdown(fd, SHUT_WR);
 	/* wait for the peer's close so that everything was delivered */
 	while (recv(fd, buf, sizeof(buf), 0) > 0)
@@ -504,11 +549,12 @@ int main(int argc, char **argv)
 {
 	unsigned long long total = 1 << 20;
 	int opt, listen_mode = 0, port = 7000, v6 = 0, kind = 'A', tick = 0, ut = 0, evs = 0;
-	int bidir = 0, keep_s = 0, idle_ms = 0;
+	int bidir = 0, keep_s = 0, idle_ms = 0, hold = 0, close_now = 0;
+	long long pause_at = -1;
 	double secs = 0;
 	const char *host = NULL;
 
-	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:g:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "lc:p:n:6TMi:U:e:bd:K:W:g:s:P:CH")) != -1) {
 		switch (opt) {
 		case 'l': listen_mode = 1; break;
 		case 'c': host = optarg; break;
@@ -526,16 +572,20 @@ int main(int argc, char **argv)
 		case 'W': idle_ms = atoi(optarg); break;
 		case 'g': gap_report_ms = atoi(optarg); break;
 		case 's': stall_report_ms = atoi(optarg); break;
+		case 'P': pause_at = strtoll(optarg, NULL, 0); break;
+		case 'C': close_now = 1; break;
+		case 'H': hold = 1; break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of mrc_xfer.c\n");
 			return 2;
 		}
 	}
 	if (listen_mode)
-		return receiver(port, v6, kind, tick, bidir, total);
+		return receiver(port, v6, kind, tick, bidir, total, ut, hold);
 	if (!host) {
 		fprintf(stderr, "need -l or -c ADDR\n");
 		return 2;
 	}
-	return sender(host, port, kind, total, ut, evs, bidir, tick, secs, keep_s, idle_ms);
+	return sender(host, port, kind, total, ut, evs, bidir, tick, secs, keep_s, idle_ms,
+		      pause_at, close_now);
 }

@@ -29,7 +29,7 @@ SPINES=2 HOP_MS=5
 P2B4=$(plane_addr 2 b) P2B6=$(plane_addr 2 b 6)
 out=$(mktemp -d)
 
-tap_plan 17
+tap_plan 20
 modprobe mrc 2>/dev/null
 fabric_planes_up $SPINES || tap_setup_fail "cannot build the planes fabric"
 for p in 1 2; do fabric_plane_netem $p "delay ${HOP_MS}ms"; done
@@ -578,6 +578,89 @@ if ! planes_missing 2 "MRC: address announcements"; then
 		"MRC: forged announcements (wrong IDs, off-path source) ignored and counted"
 	ip netns del $NS_P
 	ip netns del $NS_V
+fi
+
+# Issue 33: a plane that goes down arms the RTO only with data to resend.
+# Armed with none, it found a connection quiet for longer than its user
+# timeout (which counts from the last progress or send) timed out and
+# reset it, and it cut short an orphan's wait for the peer's FIN (which
+# the RTO timer holds).  Each connection here is quiet when a plane goes
+# down and stays so for 2 s (an RTO here is about 30 ms); what they wait
+# for are events (the sender's pause, mrc_xfer -P; the receiver's EOF),
+# and no result depends on how long anything took.
+#
+# quiet_down PORT HOST PAUSE: a -> b, 256 KiB with a pause after PAUSE
+# bytes, the user timeout 300 ms (b's, and a's until the pause ends).
+# HOST's (a or b) plane-1 interface goes down 1 s into the pause, and the
+# sender goes on 2 s later.  QUIET_OK=1 when every byte arrived intact and
+# HOST counted no ConnTimeout.
+quiet_down() {
+	local ns=$NS_A t0 t1 i txrc rxrc
+	[ "$2" = b ] && ns=$NS_B
+	QUIET_OK=0
+	t0=$(mrc_stat $ns ConnTimeout)
+	xfer_start $NS_B "$1" "$out/rx" -U 300 -i 1000 || return 1
+	ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$1" -n $((256 << 10)) -U 300 -P "$3" \
+		> "$out/tx" 2>&1 &
+	TX_PID=$!
+	# the pause began and, with PAUSE bytes, b got the first of them
+	for i in $(seq 1 300); do
+		grep -q paused "$out/tx" && { [ "$3" = 0 ] || grep -q '^start' "$out/rx"; } && break
+		sleep 0.1
+	done
+	sleep 1
+	fabric_host_link "$2" 1 down
+	sleep 2
+	kill -USR2 "$TX_PID"
+	wait_for "$TX_PID" 60
+	txrc=$?
+	wait_for "$XFER_PID" 30
+	rxrc=$?
+	fabric_host_link "$2" 1 up
+	t1=$(mrc_stat $ns ConnTimeout)
+	echo "# receiver: $(tail -n 1 "$out/rx"); sender: $(tr '\n' ' ' < "$out/tx"); $2's ConnTimeout +$((t1 - t0))"
+	[ $txrc = 0 ] && [ $rxrc = 0 ] && [ "$(kv "$out/rx" ok)" = 1 ] &&
+		[ "$(kv "$out/rx" bytes)" = $((256 << 10)) ] && [ "$t1" = "$t0" ] && QUIET_OK=1
+}
+# (a) b only receives: 64 KiB, then a pause in which b's plane 1 goes down
+if ! planes_missing 1 "MRC: a receive-only connection past its user timeout outlives its plane going down"; then
+	quiet_down 7205 b 65536
+	tap_result "$QUIET_OK" "MRC: a receive-only connection past its user timeout outlives its plane going down"
+fi
+# (b) nothing sent yet either way when a's plane 1 goes down
+if ! planes_missing 1 "MRC: an idle connection past its user timeout outlives a plane going down"; then
+	quiet_down 7206 a 0
+	tap_result "$QUIET_OK" "MRC: an idle connection past its user timeout outlives a plane going down"
+fi
+# (c) a's orphan: 64 KiB sent and closed at once (mrc_xfer -C); b reads it
+# and the EOF, then holds the connection (-H), so the orphan waits for b's
+# FIN (net.mrc.fin_timeout, 60 s).  a's plane 1 goes down 1 s after b's
+# EOF: 2 s later the orphan still waits, and it ends once b closes.
+# fin_waiting: a's connections to port 7207 waiting for their peer's FIN
+fin_waiting() {
+	mrcctl -n $NS_A -j conn show 2>/dev/null |
+		jq '[.[] | select(.remote_port == 7207 and .state == "fin-wait")] | length'
+}
+if ! planes_missing 1 "MRC: an orphan waiting for the peer's FIN outlives a plane going down"; then
+	f0=$(mrc_stat $NS_A OrphanFinTimeout)
+	xfer_start $NS_B 7207 "$out/rx" -H
+	ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7207 -n $((64 << 10)) -C > "$out/tx" 2>&1
+	txrc=$?
+	for i in $(seq 1 300); do grep -q 'bytes=' "$out/rx" && break; sleep 0.1; done
+	sleep 1
+	fabric_host_link a 1 down
+	sleep 2
+	waiting=$(fin_waiting)
+	f1=$(mrc_stat $NS_A OrphanFinTimeout)
+	fabric_host_link a 1 up
+	kill "$XFER_PID"
+	wait "$XFER_PID" 2>/dev/null
+	for i in $(seq 1 300); do [ "$(fin_waiting)" = 0 ] && break; sleep 0.1; done
+	left=$(fin_waiting)
+	echo "# receiver: $(tail -n 1 "$out/rx"); sender: $(tail -n 1 "$out/tx"); a's orphan waiting 2 s after eth0 down: ${waiting:-?}, OrphanFinTimeout +$((f1 - f0)), after b's close: ${left:-?}"
+	tap_result $(( txrc == 0 && $(kv "$out/rx" ok) == 1 && $(kv "$out/rx" bytes) == 64 << 10 &&
+		${waiting:-0} == 1 && f1 == f0 && ${left:-1} == 0 )) \
+		"MRC: an orphan waiting for the peer's FIN outlives a plane going down, ends on the FIN"
 fi
 
 # An IPv4-only plane 1 and an IPv6-only plane 2, named explicitly on both
