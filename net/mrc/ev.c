@@ -52,6 +52,9 @@ static u32 mrc_ev_next_candidate(const struct mrc_ev_range *r, u32 port)
 	return port;
 }
 
+/* mrc_ev_fresh_port(): every port the range and its policies allow is in use */
+#define MRC_EV_NO_PORT	0x10000U
+
 /*
  * Random draws first; a policy may allow few ports, so then a scan from a
  * random point that visits allowed ports only (next_allowed skips whole
@@ -59,8 +62,10 @@ static u32 mrc_ev_next_candidate(const struct mrc_ev_range *r, u32 port)
  * used, so if an unused allowed port exists among those visited it is
  * found.  The cost is bounded by the slot count, not the port span, which
  * matters in softirq (a retirement draws a fresh port).
+ * Return: the port, or MRC_EV_NO_PORT: never a port that a policy forbids
+ * (a pin's few ports are all a connection may use) or that an EV holds.
  */
-static u16 mrc_ev_fresh_port(const struct mrc_ev *evs, u16 cap, const struct mrc_ev_range *r)
+static u32 mrc_ev_fresh_port(const struct mrc_ev *evs, u16 cap, const struct mrc_ev_range *r)
 {
 	u32 span = (u32)r->port_max - r->port_min + 1;
 	u32 start, port, visited = 0;
@@ -92,7 +97,7 @@ static u16 mrc_ev_fresh_port(const struct mrc_ev *evs, u16 cap, const struct mrc
 		visited++;
 		port++;
 	}
-	return r->port_min + get_random_u32_below(span);
+	return MRC_EV_NO_PORT;
 }
 
 static void mrc_ev_activate(struct mrc_ev *ev, u16 port, u32 *born)
@@ -112,19 +117,31 @@ static void mrc_ev_activate(struct mrc_ev *ev, u16 port, u32 *born)
  * @count: active EVs wanted (at most @cap)
  * @range: source port range
  * @born: the connection's slot-age counter
+ *
+ * Each EV takes a port of its own that the range's policies allow.  Where
+ * they allow fewer than @count (a pin policy of a few ports), the
+ * connection gets one EV per allowed port and the other slots stay free:
+ * an EV on any other port would break the pin, two on one port would be
+ * one path the choice counted twice.
+ * Return: the EVs made active, 0 when no port is allowed.
  */
-void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
-		  u32 *born)
+u16 mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
+		 u32 *born)
 {
+	u32 port;
 	u16 i;
 
 	for (i = 0; i < cap; i++)
 		evs[i] = (struct mrc_ev){ .state = MRC_EV_FREE };
 	for (i = 0; i < min(count, cap); i++) {
-		mrc_ev_activate(&evs[i], mrc_ev_fresh_port(evs, cap, range), born);
+		port = mrc_ev_fresh_port(evs, cap, range);
+		if (port == MRC_EV_NO_PORT)
+			break;
+		mrc_ev_activate(&evs[i], port, born);
 		evs[i].untried = true;
 		evs[i].weight = mrc_ev_weight(&evs[i], 0);
 	}
+	return i;
 }
 EXPORT_SYMBOL_IF_KUNIT(mrc_evs_init);
 
@@ -804,7 +821,9 @@ static void mrc_ev_scout_soon(struct mrc_ev *evs, u16 cap, u8 path, unsigned lon
  * churn that kept some EV always fresh, so bursts at their shortest and
  * holes for the receiver to wait on, and held the working plane to a
  * seventh of its rate (planes.sh).  The retired EVs are probed instead,
- * and an answer brings the path back (mrc_ev_path_revived()).
+ * and an answer brings the path back (mrc_ev_path_revived()).  Nor is one
+ * made when every allowed port has its EV (mrc_evs_init()): the retired
+ * EV comes back by its probes.
  * Return: slot of the replacement, or -1 if none was made.
  */
 int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_range *range,
@@ -812,6 +831,7 @@ int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_rang
 {
 	u64 active_paths = 0;
 	int i, slot = -1;
+	u32 port;
 
 	evs[idx].state = MRC_EV_RETIRED;
 	evs[idx].next_probe = next_probe;
@@ -837,7 +857,12 @@ int mrc_ev_retire(struct mrc_ev *evs, u16 cap, int idx, const struct mrc_ev_rang
 	}
 	if (slot < 0)
 		return -1;
-	mrc_ev_activate(&evs[slot], mrc_ev_fresh_port(evs, cap, range), born);
+	port = mrc_ev_fresh_port(evs, cap, range);
+	if (port == MRC_EV_NO_PORT) {
+		mrc_ev_scout_soon(evs, cap, evs[idx].path, next_probe);
+		return -1;
+	}
+	mrc_ev_activate(&evs[slot], port, born);
 	/* the replacement tries another way through the same plane */
 	evs[slot].path = evs[idx].path;
 	return slot;

@@ -46,8 +46,8 @@ struct mrc_ev_range {
 	const void *ctx;
 };
 
-void mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
-		  u32 *born);
+u16 mrc_evs_init(struct mrc_ev *evs, u16 cap, u16 count, const struct mrc_ev_range *range,
+		 u32 *born);
 int mrc_ev_pick(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit(struct mrc_ev *evs, u16 cap, int avoid);
 int mrc_ev_pick_retransmit_alive(struct mrc_ev *evs, u16 cap, int avoid, u64 sent_us,

@@ -44,14 +44,19 @@ static void mrc_ev_range_init(struct mrc_sock *msk, struct mrc_ev_range *range)
  * @count: active EVs wanted
  * @gfp: allocation flags
  *
- * Return: 0 or -ENOMEM.
+ * The EV policies toward the peer may allow fewer ports than @count (a
+ * pin): the connection runs one EV on each, and its ev_count says how
+ * many (mrc_evs_init()).
+ * Return: 0, -ENOMEM, or -EADDRNOTAVAIL when the policies allow no port
+ * toward the peer (as a connect that finds no free local port); the EVs
+ * drawn before stay then.
  */
 int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 {
 	struct mrc_ev_range range;
 	struct mrc_route *routes;
 	struct mrc_ev *evs;
-	u16 cap;
+	u16 cap, n;
 
 	sock_owned_by_me(&msk->sk);
 	count = clamp(count, 1U, (unsigned int)MRC_MAX_EVS);
@@ -64,7 +69,12 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 		return -ENOMEM;
 	}
 	mrc_ev_range_init(msk, &range);
-	mrc_evs_init(evs, cap, count, &range, &msk->ev_born);
+	n = mrc_evs_init(evs, cap, count, &range, &msk->ev_born);
+	if (!n) {
+		kfree(evs);
+		kfree(routes);
+		return -EADDRNOTAVAIL;
+	}
 	kfree(msk->evs);
 	mrc_routes_release(msk->ev_routes, msk->ev_cap);
 	kfree(msk->ev_routes);
@@ -72,7 +82,7 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 	msk->evs = evs;
 	/* read unlocked to size a netlink reply (mrc_nl_conn_get_doit()) */
 	WRITE_ONCE(msk->ev_cap, cap);
-	msk->ev_count = count;
+	msk->ev_count = n;
 	mrc_evs_changed(msk);
 	return 0;
 }

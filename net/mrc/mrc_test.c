@@ -1678,7 +1678,7 @@ static void mrc_ev_fresh_bounded_test(struct kunit *test)
 	int i, fresh;
 
 	/* all four allowed ports become EVs, whatever the draws */
-	mrc_evs_init(evs, 8, 4, &r, &born);
+	KUNIT_EXPECT_EQ(test, mrc_evs_init(evs, 8, 4, &r, &born), 4);
 	for (i = 0; i < 4; i++) {
 		KUNIT_EXPECT_GE(test, evs[i].port, 60000);
 		KUNIT_EXPECT_LE(test, evs[i].port, 60003);
@@ -1687,9 +1687,63 @@ static void mrc_ev_fresh_bounded_test(struct kunit *test)
 	mrc_test_allowed_calls = 0;
 	mrc_test_next_calls = 0;
 	fresh = mrc_ev_retire(evs, 8, 0, &r, &born, 0, true);
-	KUNIT_EXPECT_GE(test, fresh, 0);
+	KUNIT_EXPECT_EQ(test, fresh, -1);
 	KUNIT_EXPECT_LE(test, mrc_test_allowed_calls, 64u);
 	KUNIT_EXPECT_LE(test, mrc_test_next_calls, 8u + 3);
+}
+
+/* Every slot in use holds a port of its own, and one @allowed accepts. */
+static void mrc_test_evs_pinned(struct kunit *test, const struct mrc_ev *evs, u16 cap,
+				const struct mrc_ev_range *r)
+{
+	int i, j;
+
+	for (i = 0; i < cap; i++) {
+		if (evs[i].state == MRC_EV_FREE)
+			continue;
+		KUNIT_EXPECT_GE(test, evs[i].port, r->port_min);
+		KUNIT_EXPECT_LE(test, evs[i].port, r->port_max);
+		if (r->allowed)
+			KUNIT_EXPECT_TRUE(test, r->allowed(r->ctx, evs[i].port));
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_TRUE(test, evs[j].state == MRC_EV_FREE ||
+					  evs[j].port != evs[i].port);
+	}
+}
+
+/*
+ * Fewer allowed ports than EVs (a pin policy of 4 ports, ev_count 8): one
+ * EV on each pinned port and none elsewhere, and a retirement finds no
+ * port for a replacement; no allowed port at all: no EV.  A range with no
+ * policy as small as the EVs keeps its ports unique too.
+ */
+static void mrc_ev_pin_cap_test(struct kunit *test)
+{
+	struct mrc_ev_range r = {
+		.port_min = 49152, .port_max = 65535,
+		.allowed = mrc_test_pin_allowed, .next_allowed = mrc_test_pin_next,
+	};
+	struct mrc_ev_range small = { .port_min = 50000, .port_max = 50003 };
+	struct mrc_ev evs[16];
+	u32 born = 0;
+
+	KUNIT_EXPECT_EQ(test, mrc_evs_init(evs, 16, 8, &r, &born), 4);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 4);
+	mrc_test_evs_pinned(test, evs, 16, &r);
+	KUNIT_EXPECT_EQ(test, mrc_ev_retire(evs, 16, 0, &r, &born, 0, true), -1);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 3);
+	mrc_test_evs_pinned(test, evs, 16, &r);
+
+	/* the pinned ports lie outside the namespace's range */
+	r.port_min = 1024;
+	r.port_max = 49151;
+	KUNIT_EXPECT_EQ(test, mrc_evs_init(evs, 16, 8, &r, &born), 0);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 16), 0);
+
+	KUNIT_EXPECT_EQ(test, mrc_evs_init(evs, 8, 4, &small, &born), 4);
+	KUNIT_EXPECT_EQ(test, mrc_ev_active_count(evs, 8), 4);
+	KUNIT_EXPECT_EQ(test, mrc_ev_retire(evs, 8, 1, &small, &born, 0, true), -1);
+	mrc_test_evs_pinned(test, evs, 8, &small);
 }
 
 static struct kunit_case mrc_input_cases[] = {
@@ -1697,6 +1751,7 @@ static struct kunit_case mrc_input_cases[] = {
 	KUNIT_CASE(mrc_ooo_sack_test),
 	KUNIT_CASE(mrc_wnd_update_test),
 	KUNIT_CASE(mrc_ev_fresh_bounded_test),
+	KUNIT_CASE(mrc_ev_pin_cap_test),
 	{}
 };
 

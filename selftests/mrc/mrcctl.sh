@@ -20,7 +20,7 @@ mrcctl() { "$MRCCTL" "$@"; }
 # ok CMD...: one TAP line named after the command's description in $DESC
 check() { tap_result $(( $1 == 0 )) "$2"; }
 
-tap_plan 59
+tap_plan 61
 [ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
 fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
 ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
@@ -272,6 +272,30 @@ echo "# $err / $err2"
 [ $rc1 -ne 0 ] && grep -q "no policy with this id" <<< "$err" &&
 	[ $rc2 -ne 0 ] && grep -q "port-min is above port-max" <<< "$err2"
 check $? "policy del of an unknown id and an inverted range are refused"
+
+# A pin with fewer ports than the connection's EVs (64 by default): one EV
+# on each pinned port and none elsewhere, ev-count says 4; a pin outside
+# the namespace's EV range leaves no port: connect() fails, EADDRNOTAVAIL.
+p3=$(mrcctl -n $NS_A -j policy add peer $B4 ports 60000-60003 pin | jq .id)
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 400 > "$out/cli-pin" 2>&1 &
+pin_pid=$!
+for i in $(seq 1 100); do grep -q connected "$out/cli-pin" && break; sleep 0.1; done
+mrcctl -n $NS_A -j conn show -e > "$out/pin.json"
+kill $pin_pid
+jq -r --argjson id "$id" '.[] | select(.local_id != $id) |
+	"# pinned: ev_count \(.ev_count), EV ports \([.evs[].port] | sort)"' "$out/pin.json"
+jq -e --argjson id "$id" '[.[] | select(.local_id != $id)] | length == 1 and
+	(.[0].ev_count == 4) and ([.[0].evs[].port] | sort == [60000, 60001, 60002, 60003])' \
+	"$out/pin.json" > /dev/null
+check $? "a pin of 4 ports toward a peer: its new connection runs 4 EVs, one on each"
+mrcctl -n $NS_A policy del "$p3"
+p4=$(mrcctl -n $NS_A -j policy add peer $B4 ports 40000-40003 pin | jq .id)
+ip netns exec $NS_A ./mrc_hold -c $B4 -p 7000 -t 1 > "$out/cli-pin" 2>&1
+rc=$?
+echo "# pin outside the EV range: rc $rc: $(cat "$out/cli-pin")"
+mrcctl -n $NS_A policy del "$p4"
+[ $rc -ne 0 ] && grep -q "error Cannot assign requested address" "$out/cli-pin"
+check $? "a pin outside the EV port range leaves no port: connect() fails with EADDRNOTAVAIL"
 
 # --- counters --------------------------------------------------------------
 abs=$(mrcctl -n $NS_A -j stats -a | jq .TxPackets)
