@@ -24,6 +24,15 @@ ip link set lo up
 echo 1 > /proc/sys/kernel/sysrq
 
 finish() {
+	# the debug kernel: kmemleak scans twice (an object is reported once it
+	# is 5 s old and unreferenced) and its report goes to the console,
+	# where the host fails the run on "unreferenced object"
+	if [ -n "${MRC_GUEST_MODDIR:-}" ] && [ -w /sys/kernel/debug/kmemleak ]; then
+		echo scan > /sys/kernel/debug/kmemleak
+		sleep 6
+		echo scan > /sys/kernel/debug/kmemleak
+		cat /sys/kernel/debug/kmemleak > /dev/ttyS0
+	fi
 	dmesg > /mrc-out/dmesg.log
 	sync
 	umount /mrc-out
@@ -33,6 +42,11 @@ finish() {
 }
 
 . /mrc-out/env
+# the debug kernel (MRC_DEBUG_KERNEL): its modules.builtin, for modprobe
+if [ -n "${MRC_GUEST_MODDIR:-}" ]; then
+	mkdir -p "/lib/modules/$(uname -r)"
+	cp -r "$MRC_GUEST_MODDIR/." "/lib/modules/$(uname -r)/"
+fi
 out=/dev/ttyS1
 [ -c "$out" ] || out=/dev/console
 attempt=$(cat /mrc-out/attempt 2>/dev/null || echo 1)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Builds the VM's first-stage initramfs: static busybox, the modules needed to
 # mount the host root over 9p with a tmpfs overlay, and init-stage1.sh.
-# Usage: mkinitramfs.sh KVER OUTPUT
+# Usage: mkinitramfs.sh KVER OUTPUT   (KVER "-": a kernel with all built in)
 set -eu
 kver=$1 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,9 @@ cp "$here/init-stage1.sh" "$work/init"
 chmod 755 "$work/init"
 
 : > "$work/modules/order"
-for mod in 9p 9pnet_virtio overlay; do
+mods="9p 9pnet_virtio overlay"
+[ "$kver" = - ] && mods=
+for mod in $mods; do
 	modprobe -S "$kver" --show-depends "$mod" | while read -r verb path _; do
 		[ "$verb" = insmod ] || continue
 		name=$(basename "$path" | sed 's/\.ko.*$//').ko

@@ -17,6 +17,8 @@
 # MRC_KCMDLINE="..." adds to the guest kernel's command line (a memory
 # corruption hunt: "slub_debug=FZPU" checks every slab free and poisons
 # freed objects, with the last alloc/free stacks in a report).
+# MRC_DEBUG_KERNEL=DIR boots the debug kernel that debug-kernel.sh built
+# (KASAN, lockdep, kmemleak...) instead of Debian's, with mrc.ko from DIR.
 # MRC_TCG_THREAD=single runs TCG on one host thread (multi by default): no
 # early-boot deaths from the kernel's code patching, for tests that count
 # boot retries.
@@ -58,15 +60,32 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || [ "$accel_only" = 1 ] || { echo "run-vm: no command" >&2; exit 2; }
 
-kver=${MRC_KVER:-$(bash "$repo/tools/kver.sh")} || exit 2
-kernel=${MRC_BOOT_DIR:-/boot}/vmlinuz-$kver
+debug_args=
+if [ -n "${MRC_DEBUG_KERNEL:-}" ]; then
+	# the debug kernel (debug-kernel.sh's folder): all built in, mrc.ko
+	# and its KUnit suites built against it, its modules.builtin for
+	# modprobe; page_poison: CONFIG_PAGE_POISONING does nothing without it.
+	# watchdog_thresh=60: a soft lockup is reported after 120 s, not 20:
+	# under TCG on a busy host KASAN's boot held a stop_machine() 27 s
+	# while the other vCPU parsed ACPI tables (the emulator's speed, not a
+	# lockup; a real one still shows)
+	kver=$(cat "$MRC_DEBUG_KERNEL/kver") || exit 2
+	kernel=$MRC_DEBUG_KERNEL/bzImage
+	initrd=$MRC_CACHE/vm/initramfs-nomodules.cpio.gz initrd_kver=-
+	export MRC_KO=${MRC_KO:-$MRC_DEBUG_KERNEL/mrc.ko}
+	export MRC_GUEST_MODDIR=$MRC_DEBUG_KERNEL/lib/modules/$kver
+	debug_args=" page_poison=1 kmemleak=on watchdog_thresh=60"
+else
+	kver=${MRC_KVER:-$(bash "$repo/tools/kver.sh")} || exit 2
+	kernel=${MRC_BOOT_DIR:-/boot}/vmlinuz-$kver
+	initrd=$MRC_CACHE/vm/initramfs-$kver.cpio.gz initrd_kver=$kver
+fi
 [ -r "$kernel" ] || { echo "run-vm: $kernel missing: run make deps" >&2; exit 2; }
 
-initrd=$MRC_CACHE/vm/initramfs-$kver.cpio.gz
 if [ ! -f "$initrd" ] || [ "$here/init-stage1.sh" -nt "$initrd" ] ||
    [ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
 	mkdir -p "$MRC_CACHE/vm"
-	bash "$here/mkinitramfs.sh" "$kver" "$initrd" || exit 2
+	bash "$here/mkinitramfs.sh" "$initrd_kver" "$initrd" || exit 2
 fi
 
 # accel_probe: prints "kvm" or "tcg: why", booting once under KVM when this
@@ -173,7 +192,7 @@ boot() {
 	timeout -k 5 "$timeout" qemu-system-x86_64 "${accel_args[@]}" \
 		-M pc -smp "$cpus" -m "$mem" -nodefaults -no-user-config -display none \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=7 panic=-1 mitigations=off nokaslr mrcinit=$here/guest-init.sh${MRC_KCMDLINE:+ $MRC_KCMDLINE}" \
+		-append "console=ttyS0 loglevel=7 panic=-1 mitigations=off nokaslr mrcinit=$here/guest-init.sh$debug_args${MRC_KCMDLINE:+ $MRC_KCMDLINE}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$outdir",mount_tag=mrcout,security_model=none,multidevs=remap \
 		-serial file:"$outdir/console.log" -serial stdio -nic none \
