@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# `make check`: build, lint, the simulator's smoke run, KUnit on UML, the VM runner's own selftest and
-# the kselftests in the VM.  Every KUnit case and selftest case is counted;
-# ends with one line "N passed, N failed, N skipped".
+# `make check`: build, lint, the harness's and the simulator's smoke tests,
+# the debug guest kernel (built once, cached) and KUnit inside it, the VM
+# runner's own selftest and the kselftests in the VM, each suite on the
+# kernel that suits it (selftest.sh).  Every KUnit case and selftest case
+# is counted; ends with one line "N passed, N failed, N skipped".
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -39,7 +41,10 @@ if stage build make all; then
 	stage preload-host bash tools/testing/preload-host.sh
 	stage harness bash tools/testing/harness-selftest.sh
 	stage sim-smoke make -C sim smoke
-	echo "### kunit ($(date +%T))"
+	# the debug guest kernel (cached by its configuration): built as a
+	# stage of its own so that its time shows
+	stage debug-kernel bash tools/testing/vm/debug-kernel.sh --kernel-only
+	echo "### kunit in the debug kernel ($(date +%T))"
 	bash tools/testing/kunit.sh
 	add_counts kunit "$RESULTS/kunit/counts" $?
 	echo "### vm runner selftest ($(date +%T))"
