@@ -334,17 +334,28 @@ for i in $(seq 1 $SPINES); do fabric_heal "$i"; done
 # The paths die once b has received a first tick's bytes: a fixed second
 # after the sender's start was too short on a busy host (two VMs on two
 # cores), where 7 runs of 16 blackholed the fabric before the transfer
-# began (its longest gap then 63-201 ms, not the outage's 1.5 s).
+# began (its longest gap then 63-201 ms, not the outage's 1.5 s).  The
+# spines die and heal at once (one tc each, in parallel), and the sender
+# stops (SIGUSR1) 2 s after the heal, -d 60 only as a backstop: with a
+# fixed 5 s sender and the spines blackholed one after another, a loaded
+# host (a spine's tc took 2.6 s) blackholed the last spine after the
+# transfer had ended, and the outage never showed (gap 104 ms).
 xfer_start $NS_B 7006 "$out/rx" -i 100
-ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7006 -n $((1 << 40)) -d 5 -U 8000 > "$out/tx" &
+ip netns exec $NS_A ./mrc_xfer -c $B4 -p 7006 -n $((1 << 40)) -d 60 -U 8000 > "$out/tx" &
 tx=$!
 for i in $(seq 1 300); do
 	grep -q '^tick .* bytes=[1-9]' "$out/rx" && break
 	sleep 0.1
 done
-for i in $(seq 1 $SPINES); do fabric_blackhole "$i"; done
+pids=()
+for i in $(seq 1 $SPINES); do fabric_blackhole "$i" & pids+=($!); done
+wait "${pids[@]}"
 sleep 1.5
-for i in $(seq 1 $SPINES); do fabric_heal "$i"; done
+pids=()
+for i in $(seq 1 $SPINES); do fabric_heal "$i" & pids+=($!); done
+wait "${pids[@]}"
+sleep 2
+kill -USR1 $tx
 wait $tx
 txrc=$?
 wait $XFER_PID
