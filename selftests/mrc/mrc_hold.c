@@ -3,7 +3,8 @@
  * mrc_hold: keeps AF_MRC connections open for the control-plane selftests.
  *   mrc_hold -l [-6] -p PORT                 accept connections, discard data
  *   mrc_hold -c ADDR -p PORT [-t SECS] [-r KBPS] [-e EVS]
- * The client prints "connected" once connect() returns, then sends about
+ * The client prints "connected port N" (its local port) once connect()
+ * returns, then sends about
  * KBPS kilobytes a second (default 256) for SECS seconds (default 30) and
  * closes; it prints "done sent=N" at the end.  -e sets MRC_EV_COUNT to EVS
  * on the connected socket (a redraw of a live connection's EVs) and prints
@@ -70,7 +71,13 @@ static int client(const char *host, int port, double secs, int kbps, int evs)
 		printf("error %s\n", strerror(errno));
 		return 1;
 	}
-	printf("connected\n");
+	len = sizeof(ss);
+	if (getsockname(fd, (void *)&ss, &len)) {
+		printf("error getsockname %s\n", strerror(errno));
+		return 1;
+	}
+	/* the same offset in sockaddr_in and sockaddr_in6 */
+	printf("connected port %u\n", ntohs(((struct sockaddr_in *)&ss)->sin_port));
 	if (evs) {
 		if (setsockopt(fd, SOL_MRC, MRC_EV_COUNT, &evs, sizeof(evs))) {
 			printf("error MRC_EV_COUNT %s\n", strerror(errno));

@@ -13,6 +13,8 @@ out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down; rm -rf "$out"' EXIT
 MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
 run() { local ns=$1; shift; ip netns exec "$ns" "$MRCCTL" run -- "$@"; }
+# (servers started in the background spell it out: a function run with &
+# is a subshell, and kill %1 would end that subshell, not the server)
 # accepted: n = connections b's MRC accepted since the last call
 acc0=0
 accepted() { local now; now=$(mrc_stat $NS_B ConnAccepted); n=$((now - acc0)); acc0=$now; }
@@ -42,7 +44,7 @@ tap_result $(( $? == 0 )) "a host without MRC: ICMP port unreachable refuses the
 # sockperf: a ping-pong of small messages (it sends with sendto() on its
 # connected socket, which MRC, as TCP, allows)
 if command -v sockperf > /dev/null; then
-	run $NS_B sockperf sr --tcp -p 5301 > "$out/sp.s" 2>&1 &
+	ip netns exec $NS_B "$MRCCTL" run -- sockperf sr --tcp -p 5301 > "$out/sp.s" 2>&1 &
 	sleep 2
 	run $NS_A sockperf pp --tcp -i $B4 -p 5301 -t 2 > "$out/sp.c" 2>&1
 	rc=$?
@@ -78,7 +80,7 @@ fi
 # curl against python3 -m http.server: a dual-stack listener, an IPv4 client
 mkdir -p "$out/www"
 head -c 2000000 /dev/urandom > "$out/www/f"
-run $NS_B python3 -u -m http.server 5303 --directory "$out/www" > "$out/http.log" 2>&1 &
+ip netns exec $NS_B "$MRCCTL" run -- python3 -u -m http.server 5303 --directory "$out/www" > "$out/http.log" 2>&1 &
 for i in $(seq 1 50); do grep -q "Serving" "$out/http.log" && break; sleep 0.2; done
 run $NS_A curl -s -S --max-time 60 -o "$out/got" "http://$B4:5303/f" 2> "$out/curl.err"
 rc=$?
@@ -91,7 +93,7 @@ kill %1 2>/dev/null; wait 2>/dev/null
 # iperf3 for 6 s, spine 2 blackholed from 2 s to 4 s: no second without data.
 # The blackhole is confirmed: from just after it to just before the heal
 # spine 2 sent < 1 % of the spines' bytes toward b.
-run $NS_B iperf3 -s -1 -p 5304 > /dev/null 2>&1 &
+ip netns exec $NS_B "$MRCCTL" run -- iperf3 -s -1 -p 5304 > /dev/null 2>&1 &
 sleep 1
 run $NS_A iperf3 -c $B4 -p 5304 -t 6 -i 1 -f m > "$out/iperf" 2>&1 &
 cl=$!
