@@ -138,6 +138,12 @@ for t in "${tests[@]}"; do
 			sed 's/^/#   /' "$out/tap-count.err"
 			[ "$rc" -ne 0 ] && tail -n 3 "$out/tap.log" |
 				sed 's/^\[ *[0-9.]*\] //; s/\r$//; s/^/#   /'
+			# the first splat's decisive lines (the fault, where, the flags
+			# and the callers), which the tail above cuts off
+			awk '{ sub(/^\[ *[0-9.]+\] /, ""); sub(/\r$/, "") }
+			     !on && /(BUG|WARNING|Oops|Kernel panic|general protection)/ { on = 1 }
+			     on && /BUG|WARNING|Oops|panic|protection|#PF|RIP:|EFLAGS|CR2|^ *\?? *[a-z_][a-z_0-9.]*\+0x/ {
+				print "#   splat: " $0; if (++k == 30) exit }' "$out/console.log" 2>/dev/null
 		} >> "$results/failures"
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s)) boots=$((boots + b))
