@@ -2,9 +2,16 @@
 # mrc: out-of-tree build of net/mrc, its tools, and the test entry points.
 # `make check` and `make demo` each do their own set-up (`make deps`).
 
+# The kernel to build for and install into: the newest Debian 6.12 kernel
+# with image and headers (tools/kver.sh, the one the VM boots), else the
+# running kernel if its headers are installed.  MRC_KVER, for the test
+# scripts, is only ever the former.
 KVER ?= $(shell bash tools/kver.sh 2>/dev/null)
-KDIR ?= /usr/src/linux-headers-$(KVER)
 export MRC_KVER := $(KVER)
+ifeq ($(KVER),)
+KVER := $(shell bash tools/kver.sh --or-running 2>/dev/null)
+endif
+KDIR ?= $(or $(wildcard /usr/src/linux-headers-$(KVER)),/lib/modules/$(KVER)/build)
 export MRC_CACHE ?= /var/cache/mrc
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
@@ -14,7 +21,9 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_MRC=m W=1
 all: module tools
 
 module:
-	@[ -d "$(KDIR)" ] || { bash tools/kver.sh >/dev/null; echo "no kernel headers at $(KDIR)" >&2; exit 1; }
+	@[ -d "$(KDIR)" ] || { bash tools/kver.sh --or-running >/dev/null; \
+		echo "no kernel headers$(if $(KVER), at $(KDIR),: no kernel found): run make deps," \
+			"install the running kernel's headers or name them (KVER=, KDIR=)" >&2; exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
 
 tools:
@@ -27,17 +36,23 @@ tools:
 # through its net-pf alias once depmod ran), mrcctl, its man page and
 # completion, libmrc-preload.so under $(DESTDIR)$(PREFIX) (/usr/local)
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
+# no kernel found: refuse, rather than install to /lib/modules//updates
+need-kver = @[ -n "$(KVER)" ] || { echo "make $@: no kernel release (KVER): no Debian 6.12 kernel" \
+	"(tools/kver.sh) and no headers of the running kernel $$(uname -r) at" \
+	"$${MRC_MODULES_DIR:-/lib/modules}/$$(uname -r)/build; install them or name one: make $@ KVER=RELEASE" >&2; exit 1; }
 install: all
 	$(MAKE) install-files
 
 # what install copies, without building (a prepared tree, the VM's test)
 install-files:
+	$(need-kver)
 	install -D -m 0644 net/mrc/mrc.ko $(MODDIR)/mrc.ko
 	$(MAKE) -C tools/mrcctl install
 	$(MAKE) -C tools/preload install
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 uninstall:
+	$(need-kver)
 	rm -f $(MODDIR)/mrc.ko
 	$(MAKE) -C tools/mrcctl uninstall
 	$(MAKE) -C tools/preload uninstall
@@ -47,6 +62,7 @@ uninstall:
 # for every kernel installed later (dkms.conf); the tools as install does
 MRC_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 dkms-install: tools
+	$(need-kver)
 	rm -rf $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
 	mkdir -p $(DESTDIR)/usr/src/mrc-$(MRC_VERSION)
 	tar -c --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' --exclude='.*' \

@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 2
+tap_plan 5
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -25,5 +25,30 @@ rc=$?
 echo "# lint.sh --host: rc $rc: $err"
 [ $rc -ne 0 ] && grep -q "mrcctl.8: control bytes on line(s) 2" <<< "$err"
 tap_result $(( $? == 0 )) "lint.sh rejects a control byte in a man page"
+
+# --- make install without a kernel to install for -----------------------------
+# A host with neither a Debian 6.12 kernel nor the running kernel's headers:
+# kver.sh looks in empty directories; nothing may land under DESTDIR.
+mkdir -p "$tmp/boot" "$tmp/src" "$tmp/modules" "$tmp/root"
+kmake() {	# make in the tree, none of an outer make's variables (make check's)
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u KVER -u KDIR -u MRC_KVER \
+		MRC_BOOT_DIR="$tmp/boot" MRC_SRC_DIR="$tmp/src" MRC_MODULES_DIR="$tmp/modules" \
+		make --no-print-directory -C "$repo" "$@"
+}
+err=$(kmake -s install-files DESTDIR="$tmp/root" PREFIX=/usr 2>&1 >/dev/null)
+rc=$?
+left=$(cd "$tmp/root" && find . -mindepth 1 | head -n 3 | paste -sd ' ')
+echo "# make install-files, no kernel: rc $rc: $err"
+[ $rc -ne 0 ] && grep -q "no kernel release (KVER)" <<< "$err" && [ -z "$left" ]
+tap_result $(( $? == 0 )) "make install with no kernel refuses, installs nothing${left:+ ($left)}"
+err=$(kmake -s uninstall DESTDIR="$tmp/root" PREFIX=/usr 2>&1 >/dev/null)
+rc=$?
+[ $rc -ne 0 ] && grep -q "no kernel release (KVER)" <<< "$err"
+tap_result $(( $? == 0 )) "make uninstall with no kernel refuses (rc $rc)"
+# only the running kernel's headers: its /lib/modules (make -n: what it would do)
+mkdir -p "$tmp/modules/$(uname -r)/build"
+out=$(kmake -n install-files DESTDIR="$tmp/root" PREFIX=/usr 2>&1)
+grep -q "^install .* $tmp/root/lib/modules/$(uname -r)/updates/mrc.ko$" <<< "$out"
+tap_result $(( $? == 0 )) "make install with the running kernel's headers installs for it"
 
 tap_done
