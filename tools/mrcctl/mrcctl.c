@@ -396,12 +396,18 @@ static int ctrl_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
+/*
+ * Opens the netlink socket and resolves the family, once: after the command
+ * line is parsed, so that a typo is a usage error, not "module not loaded".
+ */
 static void nl_open(void)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 	int one = 1;
 
+	if (nl)
+		return;
 	if (netns)
 		enter_netns(netns);
 	nl = mnl_socket_open(NETLINK_GENERIC);
@@ -446,6 +452,7 @@ static void nl_open(void)
 static struct nlmsghdr *req(uint8_t cmd, uint16_t flags, const char *const *names,
 			    unsigned int n_names)
 {
+	nl_open();
 	sent_names = names;
 	sent_names_n = n_names;
 	return msg_start(sbuf, family_id, flags, cmd);
@@ -533,6 +540,39 @@ static bool matches(const char *word, const char *full)
 	size_t n = strlen(word);
 
 	return n && n <= strlen(full) && !strncmp(word, full, n);
+}
+
+/*
+ * Which of @names (@n, NULL entries skipped) @word is: the one it spells
+ * out, else the only one it abbreviates; -1 if none.  A word that
+ * abbreviates several is a usage error that lists them ("con": config,
+ * conn).  Names with the same @alias_of entry (-1: none) are one command.
+ */
+static int lookup(const char *what, const char *word, const char *const *names,
+		  const int *alias_of, unsigned int n)
+{
+	char list[256] = "";
+	int found = -1, canon;
+	bool ambiguous = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(word, names[i]))
+			return i;
+	for (i = 0; i < n; i++) {
+		if (!names[i] || !matches(word, names[i]))
+			continue;
+		canon = alias_of && alias_of[i] >= 0 ? alias_of[i] : (int)i;
+		if (found >= 0 && found != canon)
+			ambiguous = true;
+		if (found < 0)
+			found = canon;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			 *list ? ", " : "", names[i]);
+	}
+	if (ambiguous)
+		usage_error("%s \"%s\" is ambiguous: %s", what, word, list);
+	return found;
 }
 
 static uint64_t parse_u64(const char *what, const char *s, uint64_t max)
@@ -862,39 +902,52 @@ static int config_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
+/* The value of @k that @s spells: a usage error if it is none */
+static uint64_t config_value(const struct config_key *k, const char *s)
+{
+	uint64_t max = k->bytes == 4 ? UINT32_MAX : k->bytes == 2 ? UINT16_MAX : UINT8_MAX;
+
+	if (k->type == MRC_A_CONFIG_ECN && !strcmp(s, "on"))
+		return 1;
+	if (k->type == MRC_A_CONFIG_ECN && !strcmp(s, "off"))
+		return 0;
+	return parse_u64(k->name, s, max);
+}
+
 static int cmd_config(int argc, char **argv)
 {
+	static const char *const subcmds[] = { "show", "set" };
 	struct nlmsghdr *nlh;
+	int i, sub = argc ? lookup("config command", argv[0], subcmds, NULL, 2) : 0;
 
 	config_names_init();
-	if (argc == 0 || matches(argv[0], "show")) {
+	if (sub == 0) {
 		if (argc > 1)
 			usage_error("config show takes no arguments (got \"%s\")", argv[1]);
 		talk(req(MRC_CMD_CONFIG_GET, NLM_F_ACK, NULL, 0), config_cb, NULL);
 		return 0;
 	}
-	if (!matches(argv[0], "set"))
+	if (sub < 0)
 		usage_error("unknown config command \"%s\"; try \"%s config help\"", argv[0],
 			    prog);
 	argc--, argv++;
 	if (argc == 0)
 		usage_error("config set needs KEY VALUE pairs");
-	nlh = req(MRC_CMD_CONFIG_SET, NLM_F_ACK, config_attr_names, MRC_A_CONFIG_MAX + 1);
-	for (; argc > 0; argc -= 2, argv += 2) {
-		const struct config_key *k = config_key(argv[0]);
-		uint64_t max, v;
+	/* every pair checked before the request (and netlink) is opened */
+	for (i = 0; i < argc; i += 2) {
+		const struct config_key *k = config_key(argv[i]);
 
 		if (!k)
-			usage_error("unknown config key \"%s\"", argv[0]);
-		if (argc < 2)
+			usage_error("unknown config key \"%s\"", argv[i]);
+		if (i + 1 >= argc)
 			usage_error("config key \"%s\" needs a value", k->name);
-		max = k->bytes == 4 ? UINT32_MAX : k->bytes == 2 ? UINT16_MAX : UINT8_MAX;
-		if (k->type == MRC_A_CONFIG_ECN && !strcmp(argv[1], "on"))
-			v = 1;
-		else if (k->type == MRC_A_CONFIG_ECN && !strcmp(argv[1], "off"))
-			v = 0;
-		else
-			v = parse_u64(k->name, argv[1], max);
+		config_value(k, argv[i + 1]);
+	}
+	nlh = req(MRC_CMD_CONFIG_SET, NLM_F_ACK, config_attr_names, MRC_A_CONFIG_MAX + 1);
+	for (i = 0; i < argc; i += 2) {
+		const struct config_key *k = config_key(argv[i]);
+		uint64_t v = config_value(k, argv[i + 1]);
+
 		if (k->bytes == 1)
 			mnl_attr_put_u8(nlh, k->type, v);
 		else if (k->bytes == 2)
@@ -1135,6 +1188,7 @@ static int cmd_conn(int argc, char **argv)
 	}
 	if (prom && o.evs)
 		usage_error("conn show -e has no prometheus output (paths has the EVs)");
+	nl_open();
 	if (json)
 		jarr(NULL);
 	if (have_id) {
@@ -1251,11 +1305,10 @@ static int cmd_paths(int argc, char **argv)
 		argc--, argv++;
 	if (argc > 1)
 		usage_error("paths takes at most one PEER address (got \"%s\")", argv[1]);
+	alen = argc == 1 ? parse_addr(argv[0], addr) : 0;
 	nlh = req(MRC_CMD_PATH_GET, NLM_F_DUMP, path_attr_names, MRC_A_PATH_MAX + 1);
-	if (argc == 1) {
-		alen = parse_addr(argv[0], addr);
+	if (alen)
 		mnl_attr_put(nlh, MRC_A_PATH_PEER_ADDR, alen, addr);
-	}
 	if (json)
 		jarr(NULL);
 	talk(nlh, path_cb, &s);
@@ -1360,6 +1413,7 @@ static int cmd_policy(int argc, char **argv)
 	if (argc == 0 || matches(argv[0], "show") || matches(argv[0], "list")) {
 		if (argc > 1)
 			usage_error("policy show takes no arguments (got \"%s\")", argv[1]);
+		nl_open();
 		if (json)
 			jarr(NULL);
 		talk(req(MRC_CMD_POLICY_GET, NLM_F_DUMP, NULL, 0), policy_cb, NULL);
@@ -1503,6 +1557,7 @@ static int cmd_plane(int argc, char **argv)
 	if (argc == 0 || matches(argv[0], "show") || matches(argv[0], "list")) {
 		if (argc > 1)
 			usage_error("plane show takes no arguments (got \"%s\")", argv[1]);
+		nl_open();
 		if (json)
 			jarr(NULL);
 		talk(req(MRC_CMD_PLANE_GET, NLM_F_DUMP, NULL, 0), plane_cb, NULL);
@@ -1867,6 +1922,7 @@ static int cmd_monitor(int argc, char **argv)
 		else
 			usage_error("unknown monitor argument \"%s\"", argv[0]);
 	}
+	nl_open();
 	if (!events_group)
 		die(EXIT_KERNEL, "the mrc family has no \"%s\" group", MRC_MCGRP_EVENTS);
 	group = events_group;
@@ -2102,7 +2158,10 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	unsigned int i;
+	const char *cmd_names[ARRAY_SIZE(cmds)];
+	int cmd_alias_of[ARRAY_SIZE(cmds)];
+	unsigned int i, j;
+	int c;
 
 	for (argc--, argv++; argc > 0 && argv[0][0] == '-'; argc--, argv++) {
 		const char *o = argv[0] + (argv[0][1] == '-' ? 2 : 1);
@@ -2142,20 +2201,23 @@ int main(int argc, char **argv)
 	/* no netlink: it only sets up the environment and runs the command */
 	if (!strcmp(argv[0], "run"))
 		return cmd_run(argc - 1, argv + 1);
-	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (!matches(argv[0], cmds[i].name))
-			continue;
-		if (argc > 1 && !strcmp(argv[1], "help")) {
-			usage(stdout);
-			return 0;
-		}
-		argc = take_output_opt(argc - 1, argv + 1);
-		if (prom && !cmds[i].prom)
-			usage_error("%s has no prometheus output (stats, paths and conn show have)",
-				    cmds[i].name);
-		nl_open();
-		return cmds[i].fn(argc, argv + 1);
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {	/* conn, connections: one object */
+		cmd_names[i] = cmds[i].name;
+		for (j = 0; cmds[j].fn != cmds[i].fn; j++)
+			;
+		cmd_alias_of[i] = j;
 	}
-	usage_error("unknown object \"%s\"; try \"%s help\"", argv[0], prog);
-	return EXIT_USAGE;
+	c = lookup("object", argv[0], cmd_names, cmd_alias_of, ARRAY_SIZE(cmds));
+	if (c < 0)
+		usage_error("unknown object \"%s\"; try \"%s help\"", argv[0], prog);
+	if (argc > 1 && !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	argc = take_output_opt(argc - 1, argv + 1);
+	if (prom && !cmds[c].prom)
+		usage_error("%s has no prometheus output (stats, paths and conn show have)",
+			    cmds[c].name);
+	/* each command parses its arguments, then opens netlink (nl_open) */
+	return cmds[c].fn(argc, argv + 1);
 }

@@ -6,12 +6,12 @@
 # build.
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/tools/testing/tap.sh"
-MRCCTL=$repo/tools/mrcctl/mrcctl
+MRCCTL=${MRCCTL:-$repo/tools/mrcctl/mrcctl}
 MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 5
+tap_plan 10
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -25,6 +25,48 @@ rc=$?
 echo "# lint.sh --host: rc $rc: $err"
 [ $rc -ne 0 ] && grep -q "mrcctl.8: control bytes on line(s) 2" <<< "$err"
 tap_result $(( $? == 0 )) "lint.sh rejects a control byte in a man page"
+
+# --- the command line is checked before netlink is opened ---------------------
+# usage TEXT ARGS...: mrcctl ARGS is a usage error (rc 1) that says TEXT,
+# whether or not the module is loaded
+usage() {
+	local text=$1 err rc
+	shift
+	err=$("$MRCCTL" "$@" 2>&1 >/dev/null)
+	rc=$?
+	echo "# mrcctl $*: rc $rc: $err"
+	[ $rc -eq 1 ] && grep -q -- "$text" <<< "$err"
+}
+usage 'unknown conn command "bogus"' conn bogus &&
+	usage 'unknown conn show argument "-x"' conn show -x &&
+	usage 'unknown config key "no-such-key"' config set no-such-key 1 &&
+	usage 'invalid value "lots" for ev-count' config set ev-count lots &&
+	usage 'config key "ev-count" needs a value' config set ev-count
+tap_result $(( $? == 0 )) "conn and config: bad words and values are usage errors (rc 1), not \"module not loaded\""
+usage 'invalid address "1.2.3"' paths 1.2.3 &&
+	usage 'invalid address "10.0.0"' plane add 10.0.0 &&
+	usage 'invalid value "70000" for ports' policy add ports 70000 pin &&
+	usage 'unknown monitor argument "bogus"' monitor bogus &&
+	usage 'unknown stats argument "bogus"' stats bogus &&
+	usage 'info takes no arguments' info x
+tap_result $(( $? == 0 )) "paths, plane, policy, monitor, stats and info: the same"
+usage 'object "con" is ambiguous: config, conn, connections' con &&
+	usage 'object "p" is ambiguous: paths, policy, plane' p show &&
+	usage 'config command "s" is ambiguous: show, set' config s
+tap_result $(( $? == 0 )) "ambiguous prefixes (con, p, config s) are refused with their candidates"
+usage 'unknown conn command "bogus"' conne bogus &&
+	usage 'unknown plane command "bogus"' pl bogus &&
+	usage 'unknown config key "bogus"' config se bogus 1
+tap_result $(( $? == 0 )) "unique prefixes (conne, pl, config se) name their command"
+if [ -e /sys/module/mrc ]; then
+	tap_skip_env "a valid command without the module fails with rc 2" "the mrc module is loaded"
+else
+	err=$("$MRCCTL" info 2>&1 >/dev/null)
+	rc=$?
+	echo "# mrcctl info: rc $rc: $err"
+	[ $rc -eq 2 ] && grep -Eq "module is not loaded|generic netlink socket" <<< "$err"
+	tap_result $(( $? == 0 )) "a valid command without the module fails with rc 2"
+fi
 
 # --- make install without a kernel to install for -----------------------------
 # A host with neither a Debian 6.12 kernel nor the running kernel's headers:
