@@ -208,9 +208,14 @@ jq -e --arg a "$A4" --arg b "$B4" '(.[0].paths | length) as $n | $n >= 1 and
 	all(.[0].evs[]; .path < $n)' "$out/conn.json" > /dev/null
 check $? "conn show -e lists the connection's paths, path 0 its own, and each EV's path"
 id=$(jq '.[0].local_id' "$out/conn.json")
-mrcctl -n $NS_A -j conn show id "$id" -e | jq -e --argjson id "$id" \
-	'.[0].local_id == $id and (.[0].evs | length >= 1) and .[0].bytes_sent > 0' > /dev/null
-check $? "conn show id ID (a do request) returns that connection"
+# the ID as conn show prints it (hex), which conn show id reads
+hexid=$(printf %08x "${id:-0}")
+mrcctl -n $NS_A conn show | grep -q "^id $hexid " &&
+	mrcctl -n $NS_A -j conn show id "$hexid" -e | jq -e --argjson id "$id" \
+	'.[0].local_id == $id and (.[0].evs | length >= 1) and .[0].bytes_sent > 0' > /dev/null &&
+	mrcctl -n $NS_A -j conn show id "0x$hexid" | jq -e --argjson id "$id" \
+	'.[0].local_id == $id' > /dev/null
+check $? "conn show id ID (a do request), ID copied from conn show ($hexid), returns that connection"
 err=$(mrcctl -n $NS_A conn show id 12345 2>&1)
 rc=$?
 [ $rc -ne 0 ] && grep -q "no connection with this local-id" <<< "$err"

@@ -591,6 +591,28 @@ static uint64_t parse_u64(const char *what, const char *s, uint64_t max)
 	return v;
 }
 
+/*
+ * Connection IDs as conn show and monitor print them and as "conn show id"
+ * reads them: hex, always, 0x optional, so that a copied ID round-trips
+ * (00001234 is 0x1234, neither octal nor decimal).
+ */
+#define CONN_ID_FMT "%08" PRIx64
+
+static uint32_t parse_conn_id(const char *s)
+{
+	const char *h = s + (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0);
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!*h || h[strspn(h, "0123456789abcdefABCDEF")])
+		usage_error("invalid connection id \"%s\": hex digits, as conn show prints it", s);
+	v = strtoull(h, &end, 16);
+	if (errno || *end || v > UINT32_MAX)
+		usage_error("invalid connection id \"%s\": at most ffffffff", s);
+	return v;
+}
+
 static int parse_addr(const char *s, void *out)
 {
 	if (inet_pton(AF_INET, s, out) == 1)
@@ -1120,12 +1142,12 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
 		n_evs += mnl_attr_get_type(a) == MRC_A_CONN_EV;
-	printf("id %08" PRIx64 " %s -> %s %s\n", get_uint(tb[MRC_A_CONN_LOCAL_ID]),
+	printf("id " CONN_ID_FMT " %s -> %s %s\n", get_uint(tb[MRC_A_CONN_LOCAL_ID]),
 	       fmt_endpoint(tb[MRC_A_CONN_LOCAL_ADDR], get_uint(tb[MRC_A_CONN_LOCAL_PORT]),
 			    lb, sizeof(lb)),
 	       fmt_endpoint(tb[MRC_A_CONN_REMOTE_ADDR], get_uint(tb[MRC_A_CONN_REMOTE_PORT]),
 			    rb, sizeof(rb)), state);
-	printf("\tremote-id %08" PRIx64 " udp-dport %" PRIu64 " evs %d/%" PRIu64 "\n",
+	printf("\tremote-id " CONN_ID_FMT " udp-dport %" PRIu64 " evs %d/%" PRIu64 "\n",
 	       get_uint(tb[MRC_A_CONN_REMOTE_ID]), get_uint(tb[MRC_A_CONN_UDP_DPORT]), n_evs,
 	       get_uint(tb[MRC_A_CONN_EV_COUNT]));
 	printf("\tcwnd %" PRIu64 " in-flight %" PRIu64 " snd-wnd %" PRIu64 " mss %" PRIu64
@@ -1179,7 +1201,7 @@ static int cmd_conn(int argc, char **argv)
 		} else if (!strcmp(argv[0], "id")) {
 			if (argc < 2)
 				usage_error("\"id\" needs a connection id");
-			id = parse_u64("id", argv[1], UINT32_MAX);
+			id = parse_conn_id(argv[1]);
 			have_id = true;
 			argc--, argv++;
 		} else {
@@ -1887,7 +1909,7 @@ static int monitor_cb(const struct nlmsghdr *nlh, bool ts)
 		if (ts)
 			timestamp();
 		if (tb[MRC_A_CONN_EV]) {
-			printf("%s id %08" PRIx64 " peer %s port %" PRIu64 " losses %" PRIu64
+			printf("%s id " CONN_ID_FMT " peer %s port %" PRIu64 " losses %" PRIu64
 			       " srtt %" PRIu64 "us sent %" PRIu64 " lost %" PRIu64 "\n", ev,
 			       get_uint(tb[MRC_A_CONN_LOCAL_ID]),
 			       get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)),
@@ -1895,7 +1917,7 @@ static int monitor_cb(const struct nlmsghdr *nlh, bool ts)
 			       get_uint(etb[MRC_A_EV_SRTT_US]), get_uint(etb[MRC_A_EV_SENT]),
 			       get_uint(etb[MRC_A_EV_LOST]));
 		} else {
-			printf("%s id %08" PRIx64 " %s -> %s %s\n", ev,
+			printf("%s id " CONN_ID_FMT " %s -> %s %s\n", ev,
 			       get_uint(tb[MRC_A_CONN_LOCAL_ID]),
 			       fmt_endpoint(tb[MRC_A_CONN_LOCAL_ADDR],
 					    get_uint(tb[MRC_A_CONN_LOCAL_PORT]), lb, sizeof(lb)),

@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 10
+tap_plan 13
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -67,6 +67,54 @@ else
 	[ $rc -eq 2 ] && grep -Eq "module is not loaded|generic netlink socket" <<< "$err"
 	tap_result $(( $? == 0 )) "a valid command without the module fails with rc 2"
 fi
+
+# --- connection IDs: hex, as conn show prints them --------------------------
+# past the parse an ID reaches netlink: rc 2 here, not a usage error
+reaches() {
+	local err rc
+	err=$("$MRCCTL" conn show id "$1" 2>&1 >/dev/null)
+	rc=$?
+	echo "# mrcctl conn show id $1: rc $rc: $err"
+	[ $rc -ne 1 ]
+}
+reaches 00000019 && reaches 0000abcd && reaches 0XABCD && reaches ffffffff
+tap_result $(( $? == 0 )) "conn show id reads hex: 00000019 (no octal), 0000abcd, 0XABCD, ffffffff"
+usage 'invalid connection id "100000000": at most ffffffff' conn show id 100000000 &&
+	usage 'invalid connection id "12g"' conn show id 12g &&
+	usage 'invalid connection id "0x"' conn show id 0x &&
+	usage 'invalid connection id "-1"' conn show id -1 &&
+	usage 'invalid connection id "0x0x1"' conn show id 0x0x1
+tap_result $(( $? == 0 )) "conn show id refuses 100000000 (hex, too big), 12g, 0x, -1 and 0x0x1"
+# the unit: mrcctl.c's parse_conn_id() against its own CONN_ID_FMT
+cat > "$tmp/conn_id.c" << 'EOF'
+#define main mrcctl_main
+#include "mrcctl.c"
+#undef main
+
+int main(void)
+{
+	static const uint32_t ids[] = { 0, 1, 0x19, 0x1234, 0xabcdef, 0x80000000, 0xffffffff };
+	char buf[32];
+	unsigned int i;
+	int bad = 0;
+
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		snprintf(buf, sizeof(buf), CONN_ID_FMT, (uint64_t)ids[i]);
+		bad += parse_conn_id(buf) != ids[i];
+		snprintf(buf, sizeof(buf), "0x" CONN_ID_FMT, (uint64_t)ids[i]);
+		bad += parse_conn_id(buf) != ids[i];
+	}
+	bad += parse_conn_id("00001234") != 0x1234 || parse_conn_id("0XaBc") != 0xabc;
+	printf("%u IDs printed and read back, %d wrong\n", i, bad);
+	return bad != 0;
+}
+EOF
+out=$(cc -D_GNU_SOURCE -I"$repo/include/uapi" -I"$repo/tools/mrcctl" \
+	$(pkg-config --cflags libmnl 2>/dev/null) -o "$tmp/conn_id" "$tmp/conn_id.c" \
+	$(pkg-config --libs libmnl 2>/dev/null || echo -lmnl) 2>&1 && "$tmp/conn_id" 2>&1)
+rc=$?
+echo "$out" | sed 's/^/# /'
+tap_result $(( rc == 0 )) "every ID conn show prints (%08x, with or without 0x) reads back as itself"
 
 # --- make install without a kernel to install for -----------------------------
 # A host with neither a Debian 6.12 kernel nor the running kernel's headers:
