@@ -9,8 +9,10 @@
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <linux/timekeeping.h>
+#include <net/genetlink.h>
 #include <net/sock.h>
 #include <kunit/visibility.h>
+#include <uapi/linux/mrc_netlink.h>
 
 #include "protocol.h"
 
@@ -219,3 +221,5 @@ module_exit(mrc_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("MRC: multipath reliable connection sockets");
 MODULE_ALIAS_NETPROTO(AF_MRC);
+/* mrcctl (or any genetlink user) resolving the "mrc" family loads the module */
+MODULE_ALIAS_GENL_FAMILY(MRC_FAMILY_NAME);

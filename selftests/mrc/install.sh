@@ -3,7 +3,8 @@
 # make install / make uninstall in the guest (its root is an overlay: the
 # host is untouched): mrc.ko under /lib/modules/$(uname -r)/updates, found
 # by depmod, so socket(AF_MRC) autoloads it through its net-pf alias with
-# no modprobe configuration; mrcctl, its man page and completion, and
+# no modprobe configuration, and so does mrcctl through its genetlink
+# family alias; mrcctl, its man page and completion, and
 # libmrc-preload.so under /usr/local work from there; uninstall leaves
 # nothing behind and socket(AF_MRC) fails again.
 cd "$(dirname "$0")" || exit 1
@@ -11,7 +12,7 @@ cd "$(dirname "$0")" || exit 1
 repo=$(cd ../.. && pwd)
 kver=$(uname -r)
 mod=/lib/modules/$kver/updates/mrc.ko
-tap_plan 5
+tap_plan 6
 
 # start from a machine without mrc: the runner's own copy and modprobe rule go
 rmmod mrc 2>/dev/null
@@ -32,6 +33,8 @@ tap_result $(( $? == 0 )) "socket(AF_MRC) autoloads the installed module"
 /usr/local/sbin/mrcctl info > /dev/null &&
 	env -u MRC_PRELOAD_LIB /usr/local/sbin/mrcctl run -- env | grep -q "^LD_PRELOAD=/usr/local/lib/mrc/libmrc-preload.so"
 tap_result $(( $? == 0 )) "the installed mrcctl talks to it and finds the installed preload library"
+rmmod mrc && /usr/local/sbin/mrcctl info > /dev/null && lsmod | grep -q "^mrc "
+tap_result $(( $? == 0 )) "mrcctl info autoloads it (MODULE_ALIAS_GENL_FAMILY)"
 
 rmmod mrc
 make -s -C "$repo" uninstall KVER="$kver" PREFIX=/usr/local > /dev/null

@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 13
+tap_plan 14
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -115,6 +115,17 @@ out=$(cc -D_GNU_SOURCE -I"$repo/include/uapi" -I"$repo/tools/mrcctl" \
 rc=$?
 echo "$out" | sed 's/^/# /'
 tap_result $(( rc == 0 )) "every ID conn show prints (%08x, with or without 0x) reads back as itself"
+
+# --- the module: netlink (mrcctl) autoloads it ----------------------------------
+genl_alias=net-pf-16-proto-16-family-mrc	# PF_NETLINK, NETLINK_GENERIC, "mrc"
+if [ -f "$repo/net/mrc/mrc.ko" ]; then
+	modinfo -F alias "$repo/net/mrc/mrc.ko" | grep -qx "$genl_alias"
+	tap_result $(( $? == 0 )) "mrc.ko carries the alias $genl_alias"
+else
+	echo "# net/mrc/mrc.ko not built: its source instead"
+	grep -q "^MODULE_ALIAS_GENL_FAMILY(MRC_FAMILY_NAME);" "$repo"/net/mrc/*.c
+	tap_result $(( $? == 0 )) "the module source declares MODULE_ALIAS_GENL_FAMILY(MRC_FAMILY_NAME)"
+fi
 
 # --- make install without a kernel to install for -----------------------------
 # A host with neither a Debian 6.12 kernel nor the running kernel's headers:
