@@ -1618,7 +1618,10 @@ struct counters {
 	struct counter c[MAX_COUNTERS];
 };
 
-/* What the kernel's counters (net/mrc/protocol.h enum mrc_counter) count */
+/*
+ * What the kernel's counters (net/mrc/protocol.h enum mrc_counter, named in
+ * pernet.c) count, in their order; mrcctl-host.sh fails when one is missing.
+ */
 static const struct {
 	const char *name, *help;
 } counter_help[] = {
@@ -1658,6 +1661,11 @@ static const struct {
 	{ "OrphanOverflow", "Closes aborted because net.mrc.max_orphans was reached" },
 	{ "OrphanFinTimeout", "Closed sockets that ended waiting for the peer's FIN" },
 	{ "SpuriousRto", "Retransmission timeouts whose packets had arrived (window restored)" },
+	{ "KeepaliveProbes", "Keepalive probes sent (SO_KEEPALIVE)" },
+	{ "RxIcmpUnreachable", "ICMP unreachable errors quoting a connection's packet" },
+	{ "RxIcmpFragNeeded", "ICMP fragmentation-needed / packet-too-big errors (MSS lowered)" },
+	{ "LossSameEv", "Losses inferred: a later packet sent on the same EV arrived first" },
+	{ "LossRack", "Losses inferred (RACK): overdue past a later packet's delivery" },
 	{ "PlaneDown", "Times a plane's device went down or lost its address" },
 	{ "PlaneUp", "Times a plane came back" },
 	{ "AddrLearned", "Peer plane addresses accepted from handshakes" },

@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 14
+tap_plan 15
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -126,6 +126,23 @@ else
 	grep -q "^MODULE_ALIAS_GENL_FAMILY(MRC_FAMILY_NAME);" "$repo"/net/mrc/*.c
 	tap_result $(( $? == 0 )) "the module source declares MODULE_ALIAS_GENL_FAMILY(MRC_FAMILY_NAME)"
 fi
+
+# --- stats -o prometheus: a HELP line of its own for every kernel counter -----
+# The kernel's names (pernet.c, one per enum mrc_counter entry in protocol.h)
+# against mrcctl's counter_help table: a missing one falls back to a
+# generic "MRC counter NAME", a stale one helps nothing.
+kernel=$(sed -n '/mrc_counter_names\[__MRC_C_MAX\] = {/,/^};/p' "$repo/net/mrc/pernet.c" |
+	grep -o '= "[A-Za-z0-9]*"' | tr -d '= "' | sort)
+n_enum=$(sed -n '/^enum mrc_counter {/,/__MRC_C_MAX/p' "$repo/net/mrc/protocol.h" |
+	grep -c '^[[:space:]]*MRC_C_[A-Z0-9_]*[,= ]')
+helped=$(sed -n '/} counter_help\[\] = {/,/^};/p' "$repo/tools/mrcctl/mrcctl.c" |
+	grep -o '^[[:space:]]*{ "[A-Za-z0-9]*"' | tr -d '{ "\t' | sort)
+missing=$(comm -23 <(echo "$kernel") <(echo "$helped") | paste -sd ' ')
+stale=$(comm -13 <(echo "$kernel") <(echo "$helped") | paste -sd ' ')
+n_kernel=$(echo "$kernel" | grep -c .)
+echo "# $n_kernel kernel counters ($n_enum in enum mrc_counter), $(echo "$helped" | grep -c .) help lines"
+[ "$n_kernel" -gt 0 ] && [ "$n_kernel" = "$n_enum" ] && [ -z "$missing" ] && [ -z "$stale" ]
+tap_result $(( $? == 0 )) "every kernel counter has a help line${missing:+ (missing: $missing)}${stale:+ (stale: $stale)}"
 
 # --- make install without a kernel to install for -----------------------------
 # A host with neither a Debian 6.12 kernel nor the running kernel's headers:
