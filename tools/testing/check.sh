@@ -40,6 +40,7 @@ if stage build make all; then
 	stage lint bash tools/lint.sh
 	stage preload-host bash tools/testing/preload-host.sh
 	stage mrcctl-host bash tools/testing/mrcctl-host.sh
+	stage wireshark-host bash selftests/mrc/wireshark.sh --crafted
 	stage harness bash tools/testing/harness-selftest.sh
 	stage sim-smoke make -C sim smoke
 	# the debug guest kernel (cached by its configuration): built as a

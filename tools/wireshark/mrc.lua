@@ -14,10 +14,18 @@
 -- flags, and a len that accounts for the whole payload (or for the first
 -- packet of a burst, mrc.burst: several DATA packets in one GSO datagram,
 -- as a capture on the sending host shows them).
+--
+-- A SYNACK's or HSACK's handshake payload may be followed by the sender's
+-- plane addresses (mrc.addrs.count, mrc.addr.*).  selftests/mrc/wireshark.sh
+-- tests it: on the module's traffic in the VM, and with --crafted on
+-- packets built byte by byte, on the host.
 
 local MRC_VERSION = 2
 local MRC_HDR_LEN = 48
 local MRC_HS_LEN = 16
+local MRC_ADDR_LIST_LEN = 4	-- struct mrc_addr_list: count, 3 reserved bytes
+local MRC_WIRE_ADDR_LEN = 20	-- struct mrc_wire_addr
+local MRC_MAX_PLANES = 4
 local MRC_SACK_BITS = 64
 local MRC_F_ALL = 0x3f
 local MRC_F_SACKX = 0x20
@@ -80,6 +88,14 @@ local f = {
 	hs_cookie = ProtoField.uint64("mrc.hs.cookie", "Cookie", base.HEX),
 	hs_slot = ProtoField.uint32("mrc.hs.slot", "Cookie slot word (time slot, salt << 30)", base.HEX),
 	hs_mss = ProtoField.uint32("mrc.hs.mss", "MSS", base.DEC),
+	addrs = ProtoField.uint8("mrc.addrs.count", "Addresses", base.DEC),
+	addrs_reserved = ProtoField.uint24("mrc.addrs.reserved", "Reserved", base.HEX),
+	addr_family = ProtoField.uint8("mrc.addr.family", "Family", base.DEC,
+		{ [4] = "IPv4", [6] = "IPv6" }),
+	addr_plane = ProtoField.uint8("mrc.addr.plane", "Plane (the sender's plane index)", base.DEC),
+	addr_reserved = ProtoField.uint16("mrc.addr.reserved", "Reserved", base.HEX),
+	addr_ipv4 = ProtoField.ipv4("mrc.addr.ipv4", "IPv4 address"),
+	addr_ipv6 = ProtoField.ipv6("mrc.addr.ipv6", "IPv6 address"),
 	burst = ProtoField.uint16("mrc.burst", "Packets in this burst", base.DEC),
 	burst_last = ProtoField.uint32("mrc.burst.last_psn", "PSN of the burst's last packet", base.DEC),
 	ev = ProtoField.uint16("mrc.ev", "Entropy value (UDP source port)", base.DEC),
@@ -99,8 +115,15 @@ local e = {
 		expert.group.MALFORMED, expert.severity.ERROR),
 	len = ProtoExpert.new("mrc.bad_len", "MRC len disagrees with the UDP payload",
 		expert.group.MALFORMED, expert.severity.ERROR),
-	hs_len = ProtoExpert.new("mrc.bad_hs_len", "Handshake payload is not 16 bytes",
+	hs_len = ProtoExpert.new("mrc.bad_hs_len",
+		"Handshake payload is not 16 bytes, nor 16 and a list of 1..4 addresses",
 		expert.group.MALFORMED, expert.severity.ERROR),
+	addrs = ProtoExpert.new("mrc.bad_addrs",
+		"Address count disagrees with the list's length (receiver ignores the list)",
+		expert.group.MALFORMED, expert.severity.ERROR),
+	addr = ProtoExpert.new("mrc.bad_addr",
+		"Address entry the receiver rejects (family not 4 or 6, reserved bits set)",
+		expert.group.PROTOCOL, expert.severity.WARN),
 	payload = ProtoExpert.new("mrc.bad_payload", "Payload in a packet type that has none",
 		expert.group.MALFORMED, expert.severity.ERROR),
 	sackx = ProtoExpert.new("mrc.bad_sackx", "SACKX payload is not 1..31 words of 8 bytes",
@@ -109,7 +132,7 @@ local e = {
 		expert.group.PROTOCOL, expert.severity.WARN),
 }
 mrc.experts = { e.short, e.version, e.type, e.flags, e.priority, e.len, e.hs_len,
-	e.payload, e.sackx, e.ids }
+	e.addrs, e.addr, e.payload, e.sackx, e.ids }
 
 mrc.prefs.udp_port = Pref.uint("UDP port", MRC_DEFAULT_UDP_PORT,
 	"UDP port of the MRC tunnel sockets (net.mrc config udp-port)")
@@ -216,6 +239,71 @@ local function burst_count(ptype, plen, total)
 		return 1
 	end
 	return n
+end
+
+-- The handshake payload of a SYNACK or HSACK: 16 bytes, or 16 and the
+-- sender's other plane addresses (struct mrc_addr_list, net/mrc/wire.h):
+-- a count of 1..MRC_MAX_PLANES, 3 reserved bytes, then as many entries of
+-- family (4 or 6), plane index, 2 reserved bytes and 16 address bytes
+-- (IPv4 in the first 4), as mrc_hdr_check() accepts them.
+local function hs_len_ok(len)
+	local n = (len - MRC_HS_LEN - MRC_ADDR_LIST_LEN) / MRC_WIRE_ADDR_LEN
+	return len == MRC_HS_LEN or (n >= 1 and n <= MRC_MAX_PLANES and n == math.floor(n))
+end
+
+-- The address list at OFF, LEN bytes long, as far as the capture kept it.
+-- Returns the number of entries decoded.
+local function add_addrs(tree, tvb, off, len)
+	local have = math.min(len, tvb:len() - off)
+	local n = (len - MRC_ADDR_LIST_LEN) / MRC_WIRE_ADDR_LEN
+	local lt = tree:add(tvb(off, have), "Plane addresses")
+	if have < MRC_ADDR_LIST_LEN then
+		lt:append_text(" [Address list cut by the capture]")
+		return 0
+	end
+	local count = tvb(off, 1):uint()
+	local ci = lt:add(f.addrs, tvb(off, 1))
+	lt:add(f.addrs_reserved, tvb(off + 1, 3))
+	if count ~= n then
+		ci:add_proto_expert_info(e.addrs, string.format(
+			"Address count %d disagrees with the list's length (%d entries; receiver ignores the list)",
+			count, n))
+	end
+	local shown = {}
+	local i = 0
+	while i < n and off + MRC_ADDR_LIST_LEN + (i + 1) * MRC_WIRE_ADDR_LEN <= off + have do
+		local o = off + MRC_ADDR_LIST_LEN + i * MRC_WIRE_ADDR_LEN
+		local family, plane = tvb(o, 1):uint(), tvb(o + 1, 1):uint()
+		local et = lt:add(tvb(o, MRC_WIRE_ADDR_LEN), string.format("Plane %d", plane))
+		local fi = et:add(f.addr_family, tvb(o, 1))
+		et:add(f.addr_plane, tvb(o + 1, 1))
+		et:add(f.addr_reserved, tvb(o + 2, 2))
+		local text
+		if family == 4 then
+			et:add(f.addr_ipv4, tvb(o + 4, 4))
+			text = tostring(tvb(o + 4, 4):ipv4())
+		elseif family == 6 then
+			et:add(f.addr_ipv6, tvb(o + 4, 16))
+			text = tostring(tvb(o + 4, 16):ipv6())
+		else
+			text = string.format("family %d", family)
+		end
+		et:append_text(": " .. text)
+		if (family ~= 4 and family ~= 6) or tvb(o + 2, 2):uint() ~= 0 then
+			fi:add_proto_expert_info(e.addr)
+		end
+		shown[#shown + 1] = text
+		i = i + 1
+	end
+	lt:append_text(string.format(" (%d)", n))
+	if #shown > 0 then
+		lt:append_text(": " .. table.concat(shown, ", "))
+	end
+	if i < n then
+		lt:add(tvb(off, have), string.format("Address list cut by the capture: %d of %d entries",
+			i, n)):set_generated()
+	end
+	return i
 end
 
 -- dissect(tvb, pinfo, tree): the whole UDP payload as one MRC packet, or
@@ -355,7 +443,7 @@ local function dissect(tvb, pinfo, tree)
 		return
 	end
 	if ptype == T_SYNACK or ptype == T_HSACK then
-		if payload_len ~= MRC_HS_LEN then
+		if not hs_len_ok(payload_len) then
 			li:add_proto_expert_info(e.hs_len)
 		elseif tvb:len() < MRC_HDR_LEN + MRC_HS_LEN then
 			t:add(tvb(MRC_HDR_LEN), "[Handshake cut by the capture]"):set_generated()
@@ -365,7 +453,19 @@ local function dissect(tvb, pinfo, tree)
 			hs:add(f.hs_cookie, tvb(MRC_HDR_LEN, 8))
 			hs:add(f.hs_slot, tvb(MRC_HDR_LEN + 8, 4))
 			hs:add(f.hs_mss, tvb(MRC_HDR_LEN + 12, 4))
-			t:set_len(MRC_HDR_LEN + MRC_HS_LEN)
+			local alen = payload_len - MRC_HS_LEN
+			if alen > 0 then
+				local off = MRC_HDR_LEN + MRC_HS_LEN
+				if tvb:len() > off then
+					add_addrs(t, tvb, off, alen)
+				else
+					t:add(tvb(MRC_HDR_LEN, MRC_HS_LEN),
+						"Address list cut by the capture"):set_generated()
+				end
+				pinfo.cols.info:append(string.format(" Addrs=%d",
+					(alen - MRC_ADDR_LIST_LEN) / MRC_WIRE_ADDR_LEN))
+			end
+			t:set_len(math.min(tvb:len(), MRC_HDR_LEN + payload_len))
 			return
 		end
 	elseif sackx then
