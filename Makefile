@@ -33,8 +33,9 @@ tools:
 	$(MAKE) -C tools/bench
 
 # mrc.ko under /lib/modules/$(KVER)/updates (socket(AF_MRC) autoloads it
-# through its net-pf alias once depmod ran), mrcctl, its man page and
-# completion, libmrc-preload.so under $(DESTDIR)$(PREFIX) (/usr/local)
+# through its net-pf alias once depmod ran); under $(DESTDIR)$(PREFIX)
+# (/usr/local): bin/mrcctl, its man page and completion,
+# include/linux/mrc.h (tools/mrcctl) and lib/mrc/libmrc-preload.so
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
 # no kernel found: refuse, rather than install to /lib/modules//updates
 need-kver = @[ -n "$(KVER)" ] || { echo "make $@: no kernel release (KVER): no Debian 6.12 kernel" \

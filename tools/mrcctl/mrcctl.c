@@ -1998,7 +1998,7 @@ static const char *readable(const char *path)
 
 /*
  * The library: $MRC_PRELOAD_LIB, next to an installed mrcctl
- * (PREFIX/sbin/../lib/mrc), in the build tree (tools/mrcctl/../preload),
+ * (PREFIX/bin/../lib/mrc), in the build tree (tools/mrcctl/../preload),
  * then the default install path.
  */
 static const char *preload_lib(void)

@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 15
+tap_plan 18
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -166,5 +166,40 @@ mkdir -p "$tmp/modules/$(uname -r)/build"
 out=$(kmake -n install-files DESTDIR="$tmp/root" PREFIX=/usr 2>&1)
 grep -q "^install .* $tmp/root/lib/modules/$(uname -r)/updates/mrc.ko$" <<< "$out"
 tap_result $(( $? == 0 )) "make install with the running kernel's headers installs for it"
+
+# --- make install into DESTDIR: what goes where -------------------------------
+# mrcctl in bin (run and the show commands are for every user), an sbin one
+# of an older install removed, the uapi header in include/linux; uninstall
+# takes it all back.  The module too where it is built (KVER named).
+dest=$tmp/dest
+mkdir -p "$dest/usr/sbin"
+echo stale > "$dest/usr/sbin/mrcctl"
+inst() {	# install-files or uninstall
+	if [ -f "$repo/net/mrc/mrc.ko" ]; then
+		kmake -s "$1" DESTDIR="$dest" PREFIX=/usr KVER=mrc-test
+	else	# not built: the tools' part of it
+		[ "$1" = install-files ] && set -- install
+		kmake -s -C tools/mrcctl "$1" DESTDIR="$dest" PREFIX=/usr &&
+			kmake -s -C tools/preload "$1" DESTDIR="$dest" PREFIX=/usr
+	fi
+}
+out=$(inst install-files 2>&1)
+rc=$?
+files=$(cd "$dest" && find . -type f | sort | paste -sd ' ')
+echo "# make install-files DESTDIR=... PREFIX=/usr: rc $rc $out: $files"
+[ $rc -eq 0 ] && [ -x "$dest/usr/bin/mrcctl" ] && [ ! -e "$dest/usr/sbin/mrcctl" ] &&
+	[ -f "$dest/usr/share/man/man8/mrcctl.8" ] && [ -f "$dest/usr/lib/mrc/libmrc-preload.so" ]
+tap_result $(( $? == 0 )) "make install puts mrcctl in PREFIX/bin, not sbin (an old sbin/mrcctl goes)"
+printf '#include <sys/socket.h>\n#include <linux/mrc.h>\nint main(void) { return socket(AF_MRC, SOCK_STREAM, 0) < 0; }\n' \
+	> "$tmp/use.c"
+cmp -s "$repo/include/uapi/linux/mrc.h" "$dest/usr/include/linux/mrc.h" &&
+	cc -Wall -Werror -I"$dest/usr/include" -o "$tmp/use" "$tmp/use.c"
+tap_result $(( $? == 0 )) "make install puts the uapi header in PREFIX/include/linux/mrc.h; a program builds with it"
+out=$(inst uninstall 2>&1)
+rc=$?
+left=$(cd "$dest" && find . -type f | paste -sd ' ')
+echo "# make uninstall: rc $rc $out"
+[ $rc -eq 0 ] && [ -z "$left" ]
+tap_result $(( $? == 0 )) "make uninstall removes what install put there${left:+ (left: $left)}"
 
 tap_done
