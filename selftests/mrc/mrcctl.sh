@@ -20,7 +20,7 @@ mrcctl() { "$MRCCTL" "$@"; }
 # ok CMD...: one TAP line named after the command's description in $DESC
 check() { tap_result $(( $1 == 0 )) "$2"; }
 
-tap_plan 61
+tap_plan 62
 [ -x "$MRCCTL" ] || { echo "# $MRCCTL not built"; exit 1; }
 fabric_up $SPINES || { echo "# cannot build the fabric"; exit 1; }
 ip netns add mrc-cfg && ip -n mrc-cfg link set lo up
@@ -323,33 +323,46 @@ check $? "stats: absolute counters and nstat-like deltas"
 unset MRCCTL_HISTORY
 
 # --- -o prometheus: the node exporter's textfile format --------------------
-# One promtool run over the three outputs (their families are distinct):
+# One promtool run over the five outputs (their families are distinct):
 # each start is slow under emulation.  Lint problems count as failures too.
+# paths and conn show: a series per peer by default (no ephemeral port nor
+# EV in a label), per EV and per connection with --per-ev and --per-conn.
 if command -v promtool > /dev/null; then
 	mrcctl -n $NS_A stats -o prometheus > "$out/stats.prom" &&
 		mrcctl -n $NS_A paths -o prometheus > "$out/paths.prom" &&
-		mrcctl -n $NS_A conn show -o prometheus > "$out/conn.prom"
+		mrcctl -n $NS_A conn show -o prometheus > "$out/conn.prom" &&
+		mrcctl -n $NS_A paths --per-ev -o prometheus > "$out/paths-ev.prom" &&
+		mrcctl -n $NS_A conn show --per-conn -o prometheus > "$out/conn-each.prom"
 	rc=$?
-	cat "$out/stats.prom" "$out/paths.prom" "$out/conn.prom" |
-		promtool check metrics > "$out/promtool" 2>&1
+	cat "$out/stats.prom" "$out/paths.prom" "$out/conn.prom" "$out/paths-ev.prom" \
+		"$out/conn-each.prom" | promtool check metrics > "$out/promtool" 2>&1
 	prc=$?
-	for f in stats paths conn; do
-		grep -m 1 -B 2 -E '^mrc_(tx_packets_total|path_sent_packets_total|conn_sent_bytes)' \
+	for f in stats paths conn paths-ev conn-each; do
+		grep -m 1 -B 2 -E '^mrc_(tx_packets_total|paths?_sent_packets_total|conns?_sent_bytes)' \
 			"$out/$f.prom" | sed "s/^/# $f: /"
 	done
 	sed 's/^/# promtool: /' "$out/promtool"
 	[ $rc -eq 0 ] && [ $prc -eq 0 ] && [ ! -s "$out/promtool" ] &&
 		[ -s "$out/paths.prom" ] && [ -s "$out/conn.prom" ]
-	check $? "stats, paths and conn show -o prometheus pass promtool check metrics, no lint"
+	check $? "stats, paths and conn show -o prometheus (and --per-ev, --per-conn) pass promtool check metrics, no lint"
 	grep -Eq "^mrc_tx_packets_total\\{netns=\"$NS_A\"\\} [1-9]" "$out/stats.prom" &&
-		grep -Eq "^mrc_path_sent_packets_total\\{netns=\"$NS_A\",peer=\"$B4\",port=\"[0-9]+\"\\} [1-9]" \
-			"$out/paths.prom"
-	check $? "-o prometheus: TxPackets and a path's sent packets (netns, peer, port) non-zero"
+		grep -Eq "^mrc_paths_sent_packets_total\\{netns=\"$NS_A\",peer=\"$B4\"\\} [1-9]" \
+			"$out/paths.prom" &&
+		grep -Eq "^mrc_conns\\{netns=\"$NS_A\",peer=\"$B4\",state=\"established\"\\} [1-9]" \
+			"$out/conn.prom" &&
+		! grep -q "port=" "$out/paths.prom" "$out/conn.prom"
+	check $? "-o prometheus: TxPackets, the peer's sent packets and connections (netns, peer; no port) non-zero"
+	grep -Eq "^mrc_path_sent_packets_total\\{netns=\"$NS_A\",peer=\"$B4\",port=\"[0-9]+\"\\} [1-9]" \
+			"$out/paths-ev.prom" &&
+		grep -Eq "^mrc_conn_sent_bytes_total\\{netns=\"$NS_A\",local_addr=\"[^\"]+\",local_port=\"[0-9]+\",remote_addr=\"$B4\",remote_port=\"7000\"\\} [0-9]" \
+			"$out/conn-each.prom"
+	check $? "paths --per-ev and conn show --per-conn: a path's sent packets (peer, port), a connection's bytes"
 else
 	tap_skip "stats, paths and conn show -o prometheus pass promtool check metrics" \
 		"promtool not installed"
-	tap_skip "-o prometheus: TxPackets and a path's sent packets non-zero" \
+	tap_skip "-o prometheus: TxPackets, the peer's sent packets and connections non-zero" \
 		"promtool not installed"
+	tap_skip "paths --per-ev and conn show --per-conn" "promtool not installed"
 fi
 err=$(mrcctl -n $NS_A stats -o yaml 2>&1 >/dev/null)
 rc=$?

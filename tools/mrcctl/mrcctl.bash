@@ -56,10 +56,10 @@ _mrcctl()
 		fi
 		;;
 	conn)
-		COMPREPLY=($(compgen -W "show -e evs id -o" -- "$cur"))
+		COMPREPLY=($(compgen -W "show -e evs id -o --per-conn" -- "$cur"))
 		;;
 	paths)
-		((n == 1)) && COMPREPLY=($(compgen -W "show -o" -- "$cur"))
+		((n == 1)) && COMPREPLY=($(compgen -W "show -o --per-ev" -- "$cur"))
 		;;
 	policy)
 		if ((n == 1)); then

@@ -644,11 +644,24 @@ static const char *const ev_state_names[] = {
  * exporter's textfile collector.  The samples of one family must be
  * contiguous, so a dump is collected into rows first and printed one family
  * at a time.
+ *
+ * A row is a connection (conn show) or a peer's source port (paths): labels
+ * of ephemeral ports and EVs make series without bound, so by default the
+ * rows of one peer are aggregated into one sample, under the family's name
+ * with the first word in the plural (conn_cwnd_packets: conns_cwnd_packets);
+ * --per-conn and --per-ev print a sample per row instead.
  */
 enum prom_type { P_NONE, P_GAUGE, P_COUNTER };
 
 static const char *const prom_type_names[] = {
 	[P_GAUGE] = "gauge", [P_COUNTER] = "counter",
+};
+
+/* How a peer's rows make its one sample; A_NONE: only per row */
+enum prom_agg { A_NONE, A_SUM, A_MEAN, A_MIN, A_MAX };
+
+static const char *const prom_agg_names[] = {
+	[A_SUM] = "sum", [A_MEAN] = "mean", [A_MIN] = "smallest", [A_MAX] = "largest",
 };
 
 /* A numeric attribute: its JSON key and its metric (P_NONE: not exported) */
@@ -658,15 +671,18 @@ struct field {
 	enum prom_type type;
 	const char *metric;	/* after "mrc_" */
 	const char *help;
+	enum prom_agg agg;	/* A_MEAN, A_MIN: of the rows with a sample (not 0) */
 };
 
 struct prom_row {
 	char labels[320];	/* name="value",... escaped */
+	char group[320];	/* the labels of its peer's aggregate */
 	uint64_t v[TB_MAX];	/* by attribute type */
 };
 
 static struct prom_row *prom_rows;
 static size_t prom_n, prom_cap;
+static bool prom_per_row;	/* --per-conn, --per-ev */
 
 /* HELP text escapes backslash and newline; label values also the quote. */
 static size_t prom_escape(char *buf, size_t len, const char *s, bool label)
@@ -792,6 +808,96 @@ static void prom_print_fields(const struct field *f, unsigned int n)
 		for (i = 0; i < prom_n; i++)
 			prom_sample(f->metric, prom_rows[i].labels, prom_rows[i].v[f->attr],
 				    is_usec(f->key));
+	}
+}
+
+static int prom_row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct prom_row *)a)->group, ((const struct prom_row *)b)->group);
+}
+
+/* rows [i, end) are one peer's: the end of the group starting at @i */
+static size_t prom_group_end(size_t i)
+{
+	size_t end = i + 1;
+
+	while (end < prom_n && !strcmp(prom_rows[end].group, prom_rows[i].group))
+		end++;
+	return end;
+}
+
+/* "conn_cwnd_packets" -> "conns_cwnd_packets", "path" -> "paths" */
+static const char *prom_agg_metric(const char *metric)
+{
+	static char buf[96];
+	size_t w = strcspn(metric, "_");
+
+	snprintf(buf, sizeof(buf), "%.*ss%s", (int)w, metric, metric + w);
+	return buf;
+}
+
+static uint64_t prom_agg_value(enum prom_agg agg, uint16_t attr, size_t i, size_t end)
+{
+	uint64_t r = 0, v;
+	size_t n = 0;
+
+	for (; i < end; i++) {
+		v = prom_rows[i].v[attr];
+		if ((agg == A_MEAN || agg == A_MIN) && !v)
+			continue;	/* no sample */
+		if (agg == A_MIN)
+			r = n ? (v < r ? v : r) : v;
+		else if (agg == A_MAX)
+			r = v > r ? v : r;
+		else
+			r += v;
+		n++;
+	}
+	return agg == A_MEAN && n ? (r + n / 2) / n : r;
+}
+
+/*
+ * The rows aggregated per peer (prom_row.group), @rows naming them in the
+ * HELP text: a state as the number of rows in each state, then each field.
+ */
+static void prom_print_groups(const char *state_metric, const char *state_help, uint16_t attr,
+			      const char *const *names, unsigned int n_names,
+			      const struct field *f, unsigned int n, const char *rows)
+{
+	char labels[sizeof(prom_rows->group) + 64], help[512];
+	const char *metric;
+	unsigned int k, s;
+	size_t i, end;
+
+	qsort(prom_rows, prom_n, sizeof(*prom_rows), prom_row_cmp);
+	prom_family(state_metric, P_GAUGE, state_help);
+	for (i = 0; i < prom_n; i = end) {
+		end = prom_group_end(i);
+		for (s = 0; s < n_names; s++) {
+			size_t j, c = 0;
+
+			if (!names[s])
+				continue;
+			for (j = i; j < end; j++)
+				c += prom_rows[j].v[attr] == s;
+			snprintf(labels, sizeof(labels), "%s", prom_rows[i].group);
+			prom_label(labels, sizeof(labels), "state", names[s]);
+			prom_sample(state_metric, labels, c, false);
+		}
+	}
+	for (k = 0; k < n; k++, f++) {
+		if (f->type == P_NONE || f->agg == A_NONE)
+			continue;
+		metric = prom_agg_metric(f->metric);
+		snprintf(help, sizeof(help), "%s (%s over the peer's %s%s)", f->help,
+			 prom_agg_names[f->agg], rows,
+			 f->agg == A_MEAN || f->agg == A_MIN ? " with a sample" : "");
+		prom_family(metric, f->type, help);
+		for (i = 0; i < prom_n; i = end) {
+			end = prom_group_end(i);
+			prom_sample(metric, prom_rows[i].group,
+				    prom_agg_value(f->agg, f->attr, i, end), is_usec(f->key));
+		}
 	}
 }
 
@@ -1053,38 +1159,39 @@ static void print_conn_path(const struct nlattr *nest)
 
 /* Connection IDs authenticate packets: they are no metric (nor a label). */
 static const struct field conn_num_fields[] = {
-	{ MRC_A_CONN_REMOTE_ID, "remote-id", P_NONE, NULL, NULL },
-	{ MRC_A_CONN_UDP_DPORT, "udp-dport", P_NONE, NULL, NULL },
+	{ MRC_A_CONN_REMOTE_ID, "remote-id", P_NONE, NULL, NULL, A_NONE },
+	{ MRC_A_CONN_UDP_DPORT, "udp-dport", P_NONE, NULL, NULL, A_NONE },
 	{ MRC_A_CONN_EV_COUNT, "ev-count", P_GAUGE, "conn_evs_wanted",
-	  "Active entropy values (UDP source ports) the connection wants" },
-	{ MRC_A_CONN_CWND, "cwnd", P_GAUGE, "conn_cwnd_packets", "Congestion window" },
+	  "Active entropy values (UDP source ports) the connection wants", A_SUM },
+	{ MRC_A_CONN_CWND, "cwnd", P_GAUGE, "conn_cwnd_packets", "Congestion window", A_SUM },
 	{ MRC_A_CONN_IN_FLIGHT, "in-flight", P_GAUGE, "conn_in_flight_packets",
-	  "Packets sent, not acknowledged and not lost" },
+	  "Packets sent, not acknowledged and not lost", A_SUM },
 	{ MRC_A_CONN_SND_WND, "snd-wnd", P_GAUGE, "conn_send_window_bytes",
-	  "The peer's advertised receive window" },
-	{ MRC_A_CONN_MSS, "mss", P_GAUGE, "conn_mss_bytes", "Largest payload of a packet" },
-	{ MRC_A_CONN_SRTT_US, "srtt-us", P_GAUGE, "conn_srtt_seconds", "Smoothed round-trip time" },
+	  "The peer's advertised receive window", A_SUM },
+	{ MRC_A_CONN_MSS, "mss", P_GAUGE, "conn_mss_bytes", "Largest payload of a packet", A_MIN },
+	{ MRC_A_CONN_SRTT_US, "srtt-us", P_GAUGE, "conn_srtt_seconds", "Smoothed round-trip time",
+	  A_MEAN },
 	{ MRC_A_CONN_RTTVAR_US, "rttvar-us", P_GAUGE, "conn_rttvar_seconds",
-	  "Round-trip time variation" },
+	  "Round-trip time variation", A_MEAN },
 	{ MRC_A_CONN_MIN_RTT_US, "min-rtt-us", P_GAUGE, "conn_min_rtt_seconds",
-	  "Smallest round-trip time seen" },
-	{ MRC_A_CONN_RTO_US, "rto-us", P_GAUGE, "conn_rto_seconds", "Retransmission timeout" },
+	  "Smallest round-trip time seen", A_MIN },
+	{ MRC_A_CONN_RTO_US, "rto-us", P_GAUGE, "conn_rto_seconds", "Retransmission timeout", A_MAX },
 	{ MRC_A_CONN_BYTES_SENT, "bytes-sent", P_COUNTER, "conn_sent_bytes_total",
-	  "Bytes the application wrote to the connection" },
+	  "Bytes the application wrote to the connection", A_SUM },
 	{ MRC_A_CONN_BYTES_ACKED, "bytes-acked", P_COUNTER, "conn_acked_bytes_total",
-	  "Payload bytes acknowledged by the peer" },
+	  "Payload bytes acknowledged by the peer", A_SUM },
 	{ MRC_A_CONN_BYTES_RECEIVED, "bytes-received", P_COUNTER, "conn_received_bytes_total",
-	  "Payload bytes received" },
+	  "Payload bytes received", A_SUM },
 	{ MRC_A_CONN_PACKETS_SENT, "packets-sent", P_COUNTER, "conn_sent_packets_total",
-	  "Packets sent" },
+	  "Packets sent", A_SUM },
 	{ MRC_A_CONN_PACKETS_RECEIVED, "packets-received", P_COUNTER,
-	  "conn_received_packets_total", "Packets received" },
+	  "conn_received_packets_total", "Packets received", A_SUM },
 	{ MRC_A_CONN_RETRANSMITS, "retransmits", P_COUNTER, "conn_retransmits_total",
-	  "Packets retransmitted" },
+	  "Packets retransmitted", A_SUM },
 	{ MRC_A_CONN_PACKETS_LOST, "packets-lost", P_COUNTER, "conn_lost_packets_total",
-	  "Packets inferred lost" },
+	  "Packets inferred lost", A_SUM },
 	{ MRC_A_CONN_RTO_EVENTS, "rto-events", P_COUNTER, "conn_rto_expired_total",
-	  "Retransmission timeouts that expired" },
+	  "Retransmission timeouts that expired", A_SUM },
 };
 
 static int conn_cb(const struct nlmsghdr *nlh, void *data)
@@ -1103,6 +1210,9 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 		struct prom_row *r = prom_row_add(tb);
 		char port[8];
 
+		snprintf(r->group, sizeof(r->group), "%s", r->labels);
+		prom_label(r->group, sizeof(r->group), "peer",
+			   get_addr(tb[MRC_A_CONN_REMOTE_ADDR], rb, sizeof(rb)));
 		prom_label(r->labels, sizeof(r->labels), "local_addr",
 			   get_addr(tb[MRC_A_CONN_LOCAL_ADDR], lb, sizeof(lb)));
 		snprintf(port, sizeof(port), "%u", (unsigned int)r->v[MRC_A_CONN_LOCAL_PORT]);
@@ -1182,6 +1292,20 @@ static const char *const conn_attr_names[MRC_A_CONN_MAX + 1] = {
 	[MRC_A_CONN_LOCAL_ID] = "id",
 };
 
+/* conn show -o prometheus: per peer, or with --per-conn per connection */
+static void prom_print_conns(void)
+{
+	if (prom_per_row) {
+		prom_print_state("conn_state", "Connection state (1 for the current one)",
+				 MRC_A_CONN_STATE, state_names, ARRAY_SIZE(state_names));
+		prom_print_fields(conn_num_fields, ARRAY_SIZE(conn_num_fields));
+		return;
+	}
+	prom_print_groups("conns", "Connections to the peer in each state", MRC_A_CONN_STATE,
+			  state_names, ARRAY_SIZE(state_names), conn_num_fields,
+			  ARRAY_SIZE(conn_num_fields), "connections");
+}
+
 static int cmd_conn(int argc, char **argv)
 {
 	struct conn_opts o = {};
@@ -1198,6 +1322,8 @@ static int cmd_conn(int argc, char **argv)
 		if (!strcmp(argv[0], "-e") || !strcmp(argv[0], "--evs") ||
 		    matches(argv[0], "evs")) {
 			o.evs = true;
+		} else if (!strcmp(argv[0], "--per-conn")) {
+			prom_per_row = true;
 		} else if (!strcmp(argv[0], "id")) {
 			if (argc < 2)
 				usage_error("\"id\" needs a connection id");
@@ -1210,6 +1336,8 @@ static int cmd_conn(int argc, char **argv)
 	}
 	if (prom && o.evs)
 		usage_error("conn show -e has no prometheus output (paths has the EVs)");
+	if (prom_per_row && !prom)
+		usage_error("conn show --per-conn is for -o prometheus (text and JSON are per connection)");
 	nl_open();
 	if (json)
 		jarr(NULL);
@@ -1222,11 +1350,8 @@ static int cmd_conn(int argc, char **argv)
 	talk(nlh, conn_cb, &o);
 	if (json)
 		jarr_end();
-	if (prom) {
-		prom_print_state("conn_state", "Connection state (1 for the current one)",
-				 MRC_A_CONN_STATE, state_names, ARRAY_SIZE(state_names));
-		prom_print_fields(conn_num_fields, ARRAY_SIZE(conn_num_fields));
-	}
+	if (prom)
+		prom_print_conns();
 	return 0;
 }
 
@@ -1239,24 +1364,24 @@ struct paths_state {
 
 static const struct field path_fields[] = {
 	{ MRC_A_PATH_CONNS, "conns", P_GAUGE, "path_conns",
-	  "Connections using this source port toward this peer" },
+	  "Connections using this source port toward this peer", A_MAX },
 	{ MRC_A_PATH_RETIRED, "retired", P_GAUGE, "path_retired_conns",
-	  "Connections that have this source port retired" },
+	  "Connections that have this source port retired", A_NONE },
 	{ MRC_A_PATH_SRTT_US, "srtt_us", P_GAUGE, "path_srtt_seconds",
-	  "Mean smoothed round-trip time over the connections with a sample" },
+	  "Mean smoothed round-trip time over the connections with a sample", A_MEAN },
 	{ MRC_A_PATH_MIN_RTT_US, "min_rtt_us", P_GAUGE, "path_min_rtt_seconds",
-	  "Smallest round-trip time seen on this path" },
+	  "Smallest round-trip time seen on this path", A_MIN },
 	{ MRC_A_PATH_IN_FLIGHT, "in_flight", P_GAUGE, "path_in_flight_packets",
-	  "Packets sent on this path, not acknowledged and not lost" },
+	  "Packets sent on this path, not acknowledged and not lost", A_SUM },
 	/* sums over the open connections: a close is seen as a counter reset */
 	{ MRC_A_PATH_SENT, "sent", P_COUNTER, "path_sent_packets_total",
-	  "Packets sent on this path by the open connections" },
+	  "Packets sent on this path by the open connections", A_SUM },
 	{ MRC_A_PATH_DELIVERED, "delivered", P_COUNTER, "path_delivered_packets_total",
-	  "Packets sent on this path and acknowledged, of the open connections" },
+	  "Packets sent on this path and acknowledged, of the open connections", A_SUM },
 	{ MRC_A_PATH_LOST, "lost", P_COUNTER, "path_lost_packets_total",
-	  "Packets sent on this path and inferred lost, of the open connections" },
+	  "Packets sent on this path and inferred lost, of the open connections", A_SUM },
 	{ MRC_A_PATH_CE, "ce", P_COUNTER, "path_ce_marked_packets_total",
-	  "Packets sent on this path that arrived ECN CE-marked, of the open connections" },
+	  "Packets sent on this path that arrived ECN CE-marked, of the open connections", A_SUM },
 };
 
 static int path_cb(const struct nlmsghdr *nlh, void *data)
@@ -1279,6 +1404,7 @@ static int path_cb(const struct nlmsghdr *nlh, void *data)
 		char port[8];
 
 		prom_label(r->labels, sizeof(r->labels), "peer", pb);
+		snprintf(r->group, sizeof(r->group), "%s", r->labels);
 		snprintf(port, sizeof(port), "%u", (unsigned int)r->v[MRC_A_PATH_PORT]);
 		prom_label(r->labels, sizeof(r->labels), "port", port);
 		return 0;
@@ -1312,6 +1438,22 @@ static int path_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
+/* paths -o prometheus: per peer address, or with --per-ev per source port */
+static void prom_print_paths(void)
+{
+	if (prom_per_row) {
+		prom_print_state("path_state",
+				 "Source port state toward the peer, retired if any connection has it retired (1 for the current one)",
+				 MRC_A_PATH_STATE, ev_state_names, ARRAY_SIZE(ev_state_names));
+		prom_print_fields(path_fields, ARRAY_SIZE(path_fields));
+		return;
+	}
+	prom_print_groups("paths",
+			  "Source ports toward the peer address in each state, retired if any connection has it retired",
+			  MRC_A_PATH_STATE, ev_state_names, ARRAY_SIZE(ev_state_names), path_fields,
+			  ARRAY_SIZE(path_fields), "source ports");
+}
+
 static const char *const path_attr_names[MRC_A_PATH_MAX + 1] = {
 	[MRC_A_PATH_PEER_ADDR] = "peer",
 };
@@ -1321,10 +1463,19 @@ static int cmd_paths(int argc, char **argv)
 	struct paths_state s = {};
 	struct nlmsghdr *nlh;
 	unsigned char addr[16];
-	int alen;
+	int alen, i, n;
 
 	if (argc > 0 && (!strcmp(argv[0], "show") || !strcmp(argv[0], "peer")))
 		argc--, argv++;
+	for (i = 0, n = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--per-ev"))
+			prom_per_row = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argc = n;
+	if (prom_per_row && !prom)
+		usage_error("paths --per-ev is for -o prometheus (text and JSON are per EV)");
 	if (argc > 1)
 		usage_error("paths takes at most one PEER address (got \"%s\")", argv[1]);
 	alen = argc == 1 ? parse_addr(argv[0], addr) : 0;
@@ -1336,12 +1487,8 @@ static int cmd_paths(int argc, char **argv)
 	talk(nlh, path_cb, &s);
 	if (json)
 		jarr_end();
-	if (prom) {
-		prom_print_state("path_state",
-				 "Source port state toward the peer, retired if any connection has it retired (1 for the current one)",
-				 MRC_A_PATH_STATE, ev_state_names, ARRAY_SIZE(ev_state_names));
-		prom_print_fields(path_fields, ARRAY_SIZE(path_fields));
-	}
+	if (prom)
+		prom_print_paths();
 	return 0;
 }
 
@@ -2150,8 +2297,8 @@ static void usage(FILE *out)
 		"  info\n"
 		"  config [ show ]\n"
 		"  config set KEY VALUE [ KEY VALUE ]...\n"
-		"  conn [ show ] [ -e | evs ] [ id ID ]\n"
-		"  paths [ PEER ]\n"
+		"  conn [ show ] [ -e | evs ] [ --per-conn ] [ id ID ]\n"
+		"  paths [ --per-ev ] [ PEER ]\n"
 		"  policy [ show ]\n"
 		"  policy add [ peer ADDR ] ports MIN[-MAX] { exclude | pin }\n"
 		"  policy del [ id ] ID\n"

@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 18
+tap_plan 22
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -141,6 +141,108 @@ n_kernel=$(echo "$kernel" | grep -c .)
 echo "# $n_kernel kernel counters ($n_enum in enum mrc_counter), $(echo "$helped" | grep -c .) help lines"
 [ "$n_kernel" -gt 0 ] && [ "$n_kernel" = "$n_enum" ] && [ -z "$missing" ] && [ -z "$stale" ]
 tap_result $(( $? == 0 )) "every kernel counter has a help line${missing:+ (missing: $missing)}${stale:+ (stale: $stale)}"
+
+# --- conn show and paths -o prometheus: series per peer, not per port --------
+# The unit: mrcctl.c's printing of the rows a dump collected, fed N
+# connections (and N source ports) toward each of two peers, interleaved
+# as a dump returns them.  By default one series per peer: no ephemeral
+# port nor EV in a label, as many lines for 3 connections as for 500;
+# --per-conn and --per-ev a series per connection and per source port.
+cat > "$tmp/prom.c" << 'EOF'
+#define main mrcctl_main
+#include "mrcctl.c"
+#undef main
+
+static const struct nlattr *none[TB_MAX];
+
+int main(int argc, char **argv)
+{
+	static const char *const peers[] = { "10.0.2.1", "fd00:2::1" };
+	bool paths = !strcmp(argv[1], "path");
+	int n = atoi(argv[2]), i, p;
+	char port[8];
+
+	prom = true;
+	prom_per_row = argc > 3;
+	netns = "ns1";
+	for (i = 0; i < n; i++) {
+		for (p = 0; p < 2; p++) {
+			struct prom_row *r = prom_row_add(none);
+
+			snprintf(port, sizeof(port), "%d", 40000 + i);
+			prom_label(r->labels, sizeof(r->labels), "peer", peers[p]);
+			snprintf(r->group, sizeof(r->group), "%s", r->labels);
+			prom_label(r->labels, sizeof(r->labels), "port", port);
+			if (paths) {	/* the first port of each peer retired */
+				r->v[MRC_A_PATH_STATE] = i ? MRC_EV_ACTIVE : MRC_EV_RETIRED;
+				r->v[MRC_A_PATH_SENT] = 100;
+				r->v[MRC_A_PATH_SRTT_US] = i ? 100 + 100 * (i % 2) : 0;
+				r->v[MRC_A_PATH_MIN_RTT_US] = i ? 50 + i : 0;
+			} else {	/* the first connection of each peer closing */
+				r->v[MRC_A_CONN_STATE] = i ? MRC_STATE_ESTABLISHED : MRC_STATE_CLOSING;
+				r->v[MRC_A_CONN_PACKETS_SENT] = 100;
+				r->v[MRC_A_CONN_SRTT_US] = i ? 100 + 100 * (i % 2) : 0;
+				r->v[MRC_A_CONN_RTO_US] = 200000 + i;
+			}
+		}
+	}
+	if (paths)
+		prom_print_paths();
+	else
+		prom_print_conns();
+	return 0;
+}
+EOF
+out=$(cc -D_GNU_SOURCE -I"$repo/include/uapi" -I"$repo/tools/mrcctl" \
+	$(pkg-config --cflags libmnl 2>/dev/null) -o "$tmp/prom" "$tmp/prom.c" \
+	$(pkg-config --libs libmnl 2>/dev/null || echo -lmnl) 2>&1)
+rc=$?
+[ -n "$out" ] && echo "$out" | head -n 5 | sed 's/^/# cc: /'
+for what in conn path; do
+	for n in 3 500; do
+		"$tmp/prom" $what $n > "$tmp/$what.$n" 2>&1 || rc=1
+		"$tmp/prom" $what $n per-row > "$tmp/$what.$n.rows" 2>&1 || rc=1
+	done
+done
+series() { grep -vc '^#' "$1"; }
+echo "# conn show: $(series "$tmp/conn.3") and $(series "$tmp/conn.500") series for 3 and 500" \
+	"connections a peer, $(series "$tmp/conn.500.rows") with --per-conn"
+echo "# paths: $(series "$tmp/path.3") and $(series "$tmp/path.500") series for 3 and 500" \
+	"source ports a peer, $(series "$tmp/path.500.rows") with --per-ev"
+[ $rc -eq 0 ] && ! grep -q 'port=' "$tmp/conn.500" "$tmp/path.500" &&
+	[ "$(series "$tmp/conn.3")" = "$(series "$tmp/conn.500")" ] &&
+	[ "$(series "$tmp/path.3")" = "$(series "$tmp/path.500")" ] &&
+	[ "$(series "$tmp/conn.500.rows")" -gt 10000 ] && [ "$(series "$tmp/path.500.rows")" -gt 10000 ]
+tap_result $(( $? == 0 )) "-o prometheus: series per peer, as many for 500 connections or ports as for 3; --per-conn, --per-ev: per row"
+# the aggregates: state counts, sums, means and extremes of the samples
+grep -E '^mrc_(conns|paths)(_sent_packets_total|_srtt_seconds)?\{.*10\.0\.2\.1' "$tmp/conn.3" \
+	"$tmp/path.3" | sed "s|^$tmp/|# |"
+grep -qx 'mrc_conns{netns="ns1",peer="10.0.2.1",state="established"} 2' "$tmp/conn.3" &&
+	grep -qx 'mrc_conns{netns="ns1",peer="fd00:2::1",state="closing"} 1' "$tmp/conn.3" &&
+	grep -qx 'mrc_conns_sent_packets_total{netns="ns1",peer="10.0.2.1"} 300' "$tmp/conn.3" &&
+	grep -qx 'mrc_conns_srtt_seconds{netns="ns1",peer="fd00:2::1"} 0.000150' "$tmp/conn.3" &&
+	grep -qx 'mrc_conns_rto_seconds{netns="ns1",peer="10.0.2.1"} 0.200002' "$tmp/conn.3" &&
+	grep -qx 'mrc_paths{netns="ns1",peer="10.0.2.1",state="retired"} 1' "$tmp/path.3" &&
+	grep -qx 'mrc_paths_sent_packets_total{netns="ns1",peer="fd00:2::1"} 300' "$tmp/path.3" &&
+	grep -qx 'mrc_paths_min_rtt_seconds{netns="ns1",peer="10.0.2.1"} 0.000051' "$tmp/path.3" &&
+	grep -qx 'mrc_conn_sent_packets_total{netns="ns1",peer="10.0.2.1",port="40002"} 100' \
+		"$tmp/conn.3.rows" &&
+	grep -qx 'mrc_path_sent_packets_total{netns="ns1",peer="10.0.2.1",port="40002"} 100' \
+		"$tmp/path.3.rows"
+tap_result $(( $? == 0 )) "-o prometheus aggregates: connections and ports by state, sums, mean RTT, smallest, largest"
+if command -v promtool > /dev/null; then
+	cat "$tmp/conn.3" "$tmp/path.3" "$tmp/conn.3.rows" "$tmp/path.3.rows" |
+		promtool check metrics > "$tmp/promtool" 2>&1
+	rc=$?
+	sed 's/^/# promtool: /' "$tmp/promtool"
+	[ $rc -eq 0 ] && [ ! -s "$tmp/promtool" ]
+	tap_result $(( $? == 0 )) "promtool check metrics: the aggregates and the per-row output, no lint"
+else
+	tap_skip_env "promtool check metrics" "promtool not installed (tools/deps.sh: prometheus)"
+fi
+usage 'conn show --per-conn is for -o prometheus' conn show --per-conn &&
+	usage 'paths --per-ev is for -o prometheus' paths --per-ev 10.0.2.1
+tap_result $(( $? == 0 )) "--per-conn and --per-ev without -o prometheus are usage errors"
 
 # --- make install without a kernel to install for -----------------------------
 # A host with neither a Debian 6.12 kernel nor the running kernel's headers:
