@@ -346,7 +346,7 @@ if command -v promtool > /dev/null; then
 		[ -s "$out/paths.prom" ] && [ -s "$out/conn.prom" ]
 	check $? "stats, paths and conn show -o prometheus (and --per-ev, --per-conn) pass promtool check metrics, no lint"
 	grep -Eq "^mrc_tx_packets_total\\{netns=\"$NS_A\"\\} [1-9]" "$out/stats.prom" &&
-		grep -Eq "^mrc_paths_sent_packets_total\\{netns=\"$NS_A\",peer=\"$B4\"\\} [1-9]" \
+		grep -Eq "^mrc_paths_sent_packets\\{netns=\"$NS_A\",peer=\"$B4\"\\} [1-9]" \
 			"$out/paths.prom" &&
 		grep -Eq "^mrc_conns\\{netns=\"$NS_A\",peer=\"$B4\",state=\"established\"\\} [1-9]" \
 			"$out/conn.prom" &&

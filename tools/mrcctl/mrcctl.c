@@ -826,13 +826,19 @@ static size_t prom_group_end(size_t i)
 	return end;
 }
 
-/* "conn_cwnd_packets" -> "conns_cwnd_packets", "path" -> "paths" */
+/*
+ * "conn_cwnd_packets" -> "conns_cwnd_packets", "path" -> "paths"; a
+ * counter's "_total" goes: summed over the open rows it is a gauge
+ * (a closed connection leaves the sum, which a counter must never do).
+ */
 static const char *prom_agg_metric(const char *metric)
 {
 	static char buf[96];
-	size_t w = strcspn(metric, "_");
+	size_t w = strcspn(metric, "_"), len = strlen(metric);
 
-	snprintf(buf, sizeof(buf), "%.*ss%s", (int)w, metric, metric + w);
+	if (len > w + 6 && !strcmp(metric + len - 6, "_total"))
+		len -= 6;
+	snprintf(buf, sizeof(buf), "%.*ss%.*s", (int)w, metric, (int)(len - w), metric + w);
 	return buf;
 }
 
@@ -889,10 +895,11 @@ static void prom_print_groups(const char *state_metric, const char *state_help, 
 		if (f->type == P_NONE || f->agg == A_NONE)
 			continue;
 		metric = prom_agg_metric(f->metric);
-		snprintf(help, sizeof(help), "%s (%s over the peer's %s%s)", f->help,
+		snprintf(help, sizeof(help), "%s (%s over the peer's %s%s%s)", f->help,
 			 prom_agg_names[f->agg], rows,
-			 f->agg == A_MEAN || f->agg == A_MIN ? " with a sample" : "");
-		prom_family(metric, f->type, help);
+			 f->agg == A_MEAN || f->agg == A_MIN ? " with a sample" : "",
+			 f->type == P_COUNTER ? "; falls when one closes" : "");
+		prom_family(metric, P_GAUGE, help);
 		for (i = 0; i < prom_n; i = end) {
 			end = prom_group_end(i);
 			prom_sample(metric, prom_rows[i].group,

@@ -219,11 +219,11 @@ grep -E '^mrc_(conns|paths)(_sent_packets_total|_srtt_seconds)?\{.*10\.0\.2\.1' 
 	"$tmp/path.3" | sed "s|^$tmp/|# |"
 grep -qx 'mrc_conns{netns="ns1",peer="10.0.2.1",state="established"} 2' "$tmp/conn.3" &&
 	grep -qx 'mrc_conns{netns="ns1",peer="fd00:2::1",state="closing"} 1' "$tmp/conn.3" &&
-	grep -qx 'mrc_conns_sent_packets_total{netns="ns1",peer="10.0.2.1"} 300' "$tmp/conn.3" &&
+	grep -qx 'mrc_conns_sent_packets{netns="ns1",peer="10.0.2.1"} 300' "$tmp/conn.3" &&
 	grep -qx 'mrc_conns_srtt_seconds{netns="ns1",peer="fd00:2::1"} 0.000150' "$tmp/conn.3" &&
 	grep -qx 'mrc_conns_rto_seconds{netns="ns1",peer="10.0.2.1"} 0.200002' "$tmp/conn.3" &&
 	grep -qx 'mrc_paths{netns="ns1",peer="10.0.2.1",state="retired"} 1' "$tmp/path.3" &&
-	grep -qx 'mrc_paths_sent_packets_total{netns="ns1",peer="fd00:2::1"} 300' "$tmp/path.3" &&
+	grep -qx 'mrc_paths_sent_packets{netns="ns1",peer="fd00:2::1"} 300' "$tmp/path.3" &&
 	grep -qx 'mrc_paths_min_rtt_seconds{netns="ns1",peer="10.0.2.1"} 0.000051' "$tmp/path.3" &&
 	grep -qx 'mrc_conn_sent_packets_total{netns="ns1",peer="10.0.2.1",port="40002"} 100' \
 		"$tmp/conn.3.rows" &&
