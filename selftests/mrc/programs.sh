@@ -63,7 +63,7 @@ if command -v rsync > /dev/null; then
 	head -c 3000000 /dev/urandom > "$out/tree/a"
 	head -c 70000 /dev/urandom > "$out/tree/sub/b"
 	printf '[data]\npath = %s\nread only = yes\nuse chroot = no\n' "$out/tree" > "$out/rsyncd.conf"
-	run $NS_B rsync --daemon --no-detach --port 5302 --config "$out/rsyncd.conf" \
+	ip netns exec $NS_B "$MRCCTL" run -- rsync --daemon --no-detach --port 5302 --config "$out/rsyncd.conf" \
 		--log-file "$out/rsyncd.log" &
 	sleep 2
 	run $NS_A rsync -a "rsync://$B4:5302/data/" "$out/copy/" 2> "$out/rsync.err"

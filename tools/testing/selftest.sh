@@ -141,7 +141,7 @@ for t in "${tests[@]}"; do
 			# the first splat's decisive lines (the fault, where, the flags
 			# and the callers), which the tail above cuts off
 			awk '{ sub(/^\[ *[0-9.]+\] /, ""); sub(/\r$/, "") }
-			     !on && /(BUG|WARNING|Oops|Kernel panic|general protection)/ { on = 1 }
+			     !on && /^(BUG:|WARNING: CPU|Oops|Kernel panic|.*general protection fault|=+$)/ { on = 1 }
 			     on && /BUG|WARNING|Oops|panic|protection|#PF|RIP:|EFLAGS|CR2|^ *\?? *[a-z_][a-z_0-9.]*\+0x/ {
 				print "#   splat: " $0; if (++k == 30) exit }' "$out/console.log" 2>/dev/null
 		} >> "$results/failures"

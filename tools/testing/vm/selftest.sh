@@ -89,7 +89,7 @@ cat > "$fake/bin/qemu-system-x86_64" <<-EOF
 		while [ \$# -gt 0 ]; do
 			case \$1 in
 			-accel) args+=(-accel tcg,thread=single); shift ;;
-			-cpu) args+=(-cpu max); shift ;;
+			-cpu) args+=(-cpu max,la57=off); shift ;;
 			*) args+=("\$1") ;;
 			esac
 			shift
