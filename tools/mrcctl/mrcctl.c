@@ -1835,13 +1835,12 @@ static const struct {
 	{ "RxIcmpDropped", "ICMP errors dropped: the packet they quote is no connection's (forged or stale)" },
 };
 
-/* "RxDropRcvbuf" -> "rx_drop_rcvbuf_total"; "RTOCount" -> "rto_count_total" */
-static const char *counter_metric(const char *name)
+/* "TxPackets" -> "tx_packets", "RTOCount" -> "rto_count", "NoConnection" -> "no_connection" */
+static size_t snake_case(char *buf, size_t len, const char *name)
 {
-	static char buf[96];
 	size_t i, n = 0;
 
-	for (i = 0; name[i] && n < sizeof(buf) - 8; i++) {
+	for (i = 0; name[i] && n + 2 < len; i++) {
 		unsigned char c = name[i];
 
 		if (isupper(c) && i &&
@@ -1850,7 +1849,43 @@ static const char *counter_metric(const char *name)
 			buf[n++] = '_';
 		buf[n++] = isalnum(c) ? tolower(c) : '_';
 	}
+	buf[n] = 0;
+	return n;
+}
+
+/* "TxPackets" -> "tx_packets_total" */
+static const char *counter_metric(const char *name)
+{
+	static char buf[96];
+	size_t n = snake_case(buf, sizeof(buf) - 6, name);
+
 	snprintf(buf + n, sizeof(buf) - n, "_total");
+	return buf;
+}
+
+/*
+ * The counters of received packets that MRC dropped make one family with a
+ * reason label, so that one query sums or splits every drop: RxDropX, the
+ * reason x ("RxDropNoConnection": "no_connection"), and RxXDropped
+ * ("RxIcmpDropped": "icmp").  NULL: not a drop counter.
+ */
+#define DROP_METRIC "rx_dropped_packets_total"
+#define DROP_HELP "Received packets dropped, by reason: the RxDrop counters' UDP packets " \
+	"(also in mrc_rx_packets_total), and icmp: ICMP errors that quote no connection's packet"
+
+static const char *counter_drop_reason(const char *name)
+{
+	static char buf[64];
+	size_t n = strlen(name);
+	char mid[48];
+
+	if (!strncmp(name, "RxDrop", 6) && name[6])
+		snprintf(mid, sizeof(mid), "%s", name + 6);
+	else if (n > 9 && !strncmp(name, "Rx", 2) && !strcmp(name + n - 7, "Dropped"))
+		snprintf(mid, sizeof(mid), "%.*s", (int)(n - 9), name + 2);
+	else
+		return NULL;
+	snake_case(buf, sizeof(buf), mid);
 	return buf;
 }
 
@@ -1870,6 +1905,37 @@ static void prom_counter(const char *name, uint64_t v)
 	prom_family(metric, P_COUNTER, help);
 	prom_base_labels(labels, sizeof(labels));
 	prom_sample(metric, labels, v, false);
+}
+
+/*
+ * stats -o prometheus: a family a counter, the drop counters' one family
+ * where the first of them falls (a family's samples must be contiguous).
+ */
+static void prom_print_counters(const struct counters *cs)
+{
+	bool drops = false;
+	unsigned int i, j;
+	char labels[192];
+
+	for (i = 0; i < cs->n; i++) {
+		if (!counter_drop_reason(cs->c[i].name)) {
+			prom_counter(cs->c[i].name, cs->c[i].value);
+			continue;
+		}
+		if (drops)
+			continue;
+		drops = true;
+		prom_family(DROP_METRIC, P_COUNTER, DROP_HELP);
+		for (j = i; j < cs->n; j++) {
+			const char *reason = counter_drop_reason(cs->c[j].name);
+
+			if (!reason)
+				continue;
+			prom_base_labels(labels, sizeof(labels));
+			prom_label(labels, sizeof(labels), "reason", reason);
+			prom_sample(DROP_METRIC, labels, cs->c[j].value, false);
+		}
+	}
 }
 
 static int stats_cb(const struct nlmsghdr *nlh, void *data)
@@ -1975,6 +2041,10 @@ static int cmd_stats(int argc, char **argv)
 	}
 	if (reset)
 		return 0;
+	if (prom) {
+		prom_print_counters(&now);
+		return 0;
+	}
 
 	if (json)
 		jobj(NULL);
@@ -1985,9 +2055,7 @@ static int cmd_stats(int argc, char **argv)
 			v = v >= old ? v - old : v;
 		if (!v && !zeros)
 			continue;
-		if (prom)
-			prom_counter(now.c[i].name, v);
-		else if (json)
+		if (json)
 			ju64(now.c[i].name, v);
 		else
 			printf("%-28s %" PRIu64 "\n", now.c[i].name, v);

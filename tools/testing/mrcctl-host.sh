@@ -11,7 +11,7 @@ MAN=$repo/tools/mrcctl/mrcctl.8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 22
+tap_plan 23
 
 # --- the man page ------------------------------------------------------------
 bad=$(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$MAN" | cut -d: -f1 | paste -sd ' ')
@@ -142,6 +142,65 @@ echo "# $n_kernel kernel counters ($n_enum in enum mrc_counter), $(echo "$helped
 [ "$n_kernel" -gt 0 ] && [ "$n_kernel" = "$n_enum" ] && [ -z "$missing" ] && [ -z "$stale" ]
 tap_result $(( $? == 0 )) "every kernel counter has a help line${missing:+ (missing: $missing)}${stale:+ (stale: $stale)}"
 
+# --- stats -o prometheus: the drop counters are one family, by reason ---------
+# The unit: mrcctl.c's printing of the counters a dump returned, fed the
+# kernel's names in the kernel's order (value 1000 + position).  RxDropX and
+# RxXDropped make mrc_rx_dropped_packets_total{reason="x"}, printed together
+# where the first falls; every other counter keeps its own family.
+order=$(sed -n '/mrc_counter_names\[__MRC_C_MAX\] = {/,/^};/p' "$repo/net/mrc/pernet.c" |
+	grep -o '= "[A-Za-z0-9]*"' | tr -d '= "')
+drops=$(grep -Ec '^RxDrop.|^Rx.+Dropped$' <<< "$order")
+cat > "$tmp/stats.c" << 'EOF'
+#define main mrcctl_main
+#include "mrcctl.c"
+#undef main
+
+int main(int argc, char **argv)
+{
+	static struct counters cs;
+	int i;
+
+	prom = true;
+	netns = "ns1";
+	for (i = 1; i < argc && cs.n < MAX_COUNTERS; i++, cs.n++) {
+		snprintf(cs.c[cs.n].name, sizeof(cs.c[0].name), "%s", argv[i]);
+		cs.c[cs.n].value = 1000 + i;
+	}
+	prom_print_counters(&cs);
+	return 0;
+}
+EOF
+# shellcheck disable=SC2046,SC2086
+out=$(cc -D_GNU_SOURCE -I"$repo/include/uapi" -I"$repo/tools/mrcctl" \
+	$(pkg-config --cflags libmnl 2>/dev/null) -o "$tmp/stats" "$tmp/stats.c" \
+	$(pkg-config --libs libmnl 2>/dev/null || echo -lmnl) 2>&1 &&
+	"$tmp/stats" $order > "$tmp/stats.prom" 2>&1)
+rc=$?
+[ -n "$out" ] && echo "$out" | head -n 5 | sed 's/^/# cc: /'
+pos() { grep -nx "$1" <<< "$order" | cut -d: -f1; }
+samples=$(grep -c '^mrc_rx_dropped_packets_total{' "$tmp/stats.prom")
+reasons=$(grep -o 'reason="[a-z_]*"' "$tmp/stats.prom" | sort -u | grep -c .)
+families=$(grep -c '^# TYPE ' "$tmp/stats.prom")
+n_order=$(grep -c . <<< "$order")
+grep -E '^(# TYPE )?mrc_rx_(dropped_packets|packets|duplicate)_total' "$tmp/stats.prom" | sed 's/^/# /'
+echo "# $n_order counters, $drops of them drops: $families families, $samples drop samples, $reasons reasons"
+# a family's samples contiguous: no metric name comes back after another
+contiguous=$(awk '!/^#/ { m = $0; sub(/[{ ].*/, "", m); if (m != last && seen[m]++) bad = 1; last = m }
+	END { print bad ? "no" : "yes" }' "$tmp/stats.prom")
+[ $rc -eq 0 ] && [ "$drops" -ge 10 ] && [ "$samples" = "$drops" ] && [ "$reasons" = "$drops" ] &&
+	[ "$families" = $((n_order - drops + 1)) ] && [ "$contiguous" = yes ] &&
+	[ "$(grep -c '^# TYPE mrc_rx_dropped_packets_total counter$' "$tmp/stats.prom")" = 1 ] &&
+	! grep -q '^mrc_rx_drop_\|^mrc_rx_icmp_dropped' "$tmp/stats.prom" &&
+	grep -qx "mrc_rx_dropped_packets_total{netns=\"ns1\",reason=\"rcvbuf\"} $((1000 + $(pos RxDropRcvbuf)))" \
+		"$tmp/stats.prom" &&
+	grep -qx "mrc_rx_dropped_packets_total{netns=\"ns1\",reason=\"no_connection\"} $((1000 + $(pos RxDropNoConnection)))" \
+		"$tmp/stats.prom" &&
+	grep -qx "mrc_rx_dropped_packets_total{netns=\"ns1\",reason=\"icmp\"} $((1000 + $(pos RxIcmpDropped)))" \
+		"$tmp/stats.prom" &&
+	grep -qx "mrc_rx_packets_total{netns=\"ns1\"} $((1000 + $(pos RxPackets)))" "$tmp/stats.prom" &&
+	grep -qx "mrc_rx_duplicate_total{netns=\"ns1\"} $((1000 + $(pos RxDuplicate)))" "$tmp/stats.prom"
+tap_result $(( $? == 0 )) "stats -o prometheus: the $drops drop counters are one family, mrc_rx_dropped_packets_total{reason}; the rest a family each"
+
 # --- conn show and paths -o prometheus: series per peer, not per port --------
 # The unit: mrcctl.c's printing of the rows a dump collected, fed N
 # connections (and N source ports) toward each of two peers, interleaved
@@ -231,12 +290,12 @@ grep -qx 'mrc_conns{netns="ns1",peer="10.0.2.1",state="established"} 2' "$tmp/co
 		"$tmp/path.3.rows"
 tap_result $(( $? == 0 )) "-o prometheus aggregates: connections and ports by state, sums, mean RTT, smallest, largest"
 if command -v promtool > /dev/null; then
-	cat "$tmp/conn.3" "$tmp/path.3" "$tmp/conn.3.rows" "$tmp/path.3.rows" |
+	cat "$tmp/conn.3" "$tmp/path.3" "$tmp/conn.3.rows" "$tmp/path.3.rows" "$tmp/stats.prom" |
 		promtool check metrics > "$tmp/promtool" 2>&1
 	rc=$?
 	sed 's/^/# promtool: /' "$tmp/promtool"
 	[ $rc -eq 0 ] && [ ! -s "$tmp/promtool" ]
-	tap_result $(( $? == 0 )) "promtool check metrics: the aggregates and the per-row output, no lint"
+	tap_result $(( $? == 0 )) "promtool check metrics: the aggregates, the per-row output and stats, no lint"
 else
 	tap_skip_env "promtool check metrics" "promtool not installed (tools/deps.sh: prometheus)"
 fi
