@@ -10,9 +10,10 @@ import os
 import statistics
 import sys
 
-# The kernel's figures on the same 4-spine fabric: `make bench` as recorded
-# in Documentation/networking/mrc-bench.rst (means of 3 VM runs); replaced
-# by results/bench/bench.json when a newer run is there.
+# The kernel's figures on the same 4-spine fabric: the `make bench` of
+# 2026-12-02 (means of 3 VM runs), as Documentation/networking/mrc-bench.rst
+# recorded it at bc54af2; replaced by results/bench/bench.json when a newer
+# run is there.
 KERNEL_BENCH = {
     "agg_fraction": {"mrc": 0.70, "tcp": 0.24},
     "fo_gap_ms": {"mrc": 101, "tcp": 4472},
