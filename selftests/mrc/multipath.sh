@@ -16,50 +16,25 @@ fabric_up $SPINES || tap_setup_fail "cannot build the fabric"
 
 # Failover and heal inside one transfer: spine 2 is blackholed 3 s in,
 # healed 3 s later, and the sender stopped 7 s after the heal.  Goodput is
-# the median of the receiver's 100 ms ticks in each phase, placed by the
-# wall-clock times the shell took (the receiver prints its tick 0): before the failure, during it (from 0.5 s
-# after the blackhole to 3 s after it), and after the heal (from 1 s after
-# it).  With one spine of four dead the ideal is three quarters of the links,
-# and more where the CPU, not the links, is the limit (the VM).  The bounds:
-# during >= 60 % of before; after the heal, the best second (the 10
-# consecutive ticks of highest mean, from 1 s after the heal) >= 80 % of
-# before and the median >= 50 %.  The trap this case exists for (a connection
-# stuck on its dead spine's EVs) held 2-14 % on every tick, so it fails
-# both.  The median alone (the bound of 80 % it had) failed in CI at 76 % on
-# a host whose own speed wandered: the same guest moved a 32 MiB transfer at
-# 117-278 Mbit/s from one run to the next, and in the failed run the after
-# ticks spanned 1524-3241 KiB, the best second 90 %: capacity regained, time
-# stolen by the host.  A connection that stays slow after the heal fails the
-# best second whatever the host does.
-# tick_rate RX FROM_S TO_S: the median of the bytes per 100 ms tick in
+# the mean of the receiver's 100 ms ticks in each phase, placed by the
+# times the shell took (the receiver prints its tick 0): before the
+# failure, during it (from 0.5 s after the blackhole to 3 s after it), and
+# after the heal (from 1 s after it).  With one spine of four dead the
+# ideal is three quarters of the links, and more where the CPU, not the
+# links, is the limit.  The bounds: during >= 60 % of before, after the
+# heal >= 80 %.  The trap this case exists for (a connection stuck on its
+# dead spine's EVs) held 2-14 % on every tick.  Both are timed
+# (tap_timed): asserted under -icount, where the host cannot steal the
+# guest's time; under multi-threaded TCG the same guest moved a 32 MiB
+# transfer at 117-278 Mbit/s from one run to the next.
+# tick_rate RX FROM_S TO_S: the mean of the bytes per 100 ms tick in
 # [FROM_S, TO_S) (seconds since the receiver's tick 0), 0 when the window is
-# empty.  The median, not the mean: the emulated VM stalls now and then for
-# a tick or two whatever the transport does.
+# empty.
 tick_rate() {
 	awk -v lo="$2" -v hi="$3" '/^tick/ {
 		split($2, t, "="); split($3, b, "=")
-		if (t[2] / 1000 >= lo && t[2] / 1000 < hi) v[n++] = b[2]
-	} END {
-		for (i = 1; i < n; i++)
-			for (j = i; j > 0 && v[j - 1] > v[j]; j--) { x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
-		printf "%d\n", n ? v[int(n / 2)] : 0
-	}' "$1"
-}
-# tick_best RX FROM_S TO_S: the highest mean of 10 consecutive ticks (1 s) in
-# [FROM_S, TO_S), the mean of all when there are fewer.
-tick_best() {
-	awk -v lo="$2" -v hi="$3" '/^tick/ {
-		split($2, t, "="); split($3, b, "=")
-		if (t[2] / 1000 >= lo && t[2] / 1000 < hi) v[n++] = b[2]
-	} END {
-		w = n < 10 ? n : 10
-		for (i = 0; i + w <= n && w > 0; i++) {
-			s = 0
-			for (j = i; j < i + w; j++) s += v[j]
-			if (s / w > best) best = s / w
-		}
-		printf "%d\n", best
-	}' "$1"
+		if (t[2] / 1000 >= lo && t[2] / 1000 < hi) { s += b[2]; n++ }
+	} END { printf "%d\n", n ? s / n : 0 }' "$1"
 }
 # tick_sum RX FROM_S TO_S: the bytes of the receiver's ticks in [FROM_S, TO_S)
 tick_sum() {
@@ -78,7 +53,7 @@ sleep_past() {
 # Nothing but the transfer runs inside a window it measures: under TCG a
 # process start costs 50-100 ms of a vCPU, and the counters read right
 # after the blackhole (ip, awk, cat) took a quarter of the guest's CPU in
-# the second after it (perf), which the during window's median showed as
+# the second after it (perf), which the during window showed as
 # the transport's (51-53 % in failed runs).  So the counters are read
 # before the transfer, and the spine's and re-admissions' just before the
 # heal, after the during window's end (td): the blackholed spine forwards
@@ -135,8 +110,7 @@ failover_run() {
 	FO_BEFORE=$(tick_rate "$out/rx" 0.5 "$tb0")
 	FO_DURING=$(tick_rate "$out/rx" "$(awk -v b="$tb1" 'BEGIN { print b + 0.5 }')" "$td")
 	FO_AFTER=$(tick_rate "$out/rx" "$(awk -v d="$th1" 'BEGIN { print d + 1 }')" 100)
-	FO_AFTER_BEST=$(tick_best "$out/rx" "$(awk -v d="$th1" 'BEGIN { print d + 1 }')" 100)
-	num r0 r1 a0 a1 f0 f1 bh0 bh1 FO_BEFORE FO_DURING FO_AFTER FO_AFTER_BEST
+	num r0 r1 a0 a1 f0 f1 bh0 bh1 FO_BEFORE FO_DURING FO_AFTER
 	FO_RETIRED=$((r1 - r0)) FO_READMITTED=$((a1 - a0)) FO_RETURNED=$((f1 - f0))
 	FO_GAP=$(kv "$out/rx" max_gap_ms)
 	FO_INTACT=0
@@ -147,16 +121,14 @@ failover_run() {
 	echo "# spine 2 blackholed at ${tb0}-${tb1} s, healed at ${th0}-${th1} s (of the receiver's clock from $t0): $(tail -n 1 "$out/rx"); sent $(kv "$out/tx" sent)"
 	echo "# EVs retired $FO_RETIRED, re-admitted $FO_READMITTED; spine 2 forwarded $FO_RETURNED packets after the heal; sender's counters: $(loss_delta "$l0" "$l1")"
 	echo "# blackhole: spine 2 sent $FO_BH_SENT bytes toward b from ${tb1} s to ${td} s, while b received $FO_BH_GOT (spines shaped: rc $shaped)"
-	echo "# goodput per 100 ms (median): before $((FO_BEFORE >> 10)) KiB, during $((FO_DURING >> 10)) KiB ($((FO_DURING * 100 / (FO_BEFORE + 1))) %), after the heal $((FO_AFTER >> 10)) KiB ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %), its best second $((FO_AFTER_BEST >> 10)) KiB ($((FO_AFTER_BEST * 100 / (FO_BEFORE + 1))) %)"
+	echo "# goodput per 100 ms (mean): before $((FO_BEFORE >> 10)) KiB, during $((FO_DURING >> 10)) KiB ($((FO_DURING * 100 / (FO_BEFORE + 1))) %), after the heal $((FO_AFTER >> 10)) KiB ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
 	echo "# delivered per 100 ms: $(awk '/^tick/ {sub("bytes=", "", $3); printf "%d ", $3 / 1024}' "$out/rx")KiB"
 	echo "# stalls of 40 ms or more (at s: ms): $(awk '/^gap / {
 		split($2, a, "="); split($3, b, "="); printf "%.2f: %.1f, ", a[2] / 1000, b[2] }' "$out/rx")"
 }
-# failover_healed: after the heal the best second >= 80 % of before, the
-# median >= 50 %
+# failover_healed: after the heal goodput >= 80 % of before
 failover_healed() {
-	[ $FO_BEFORE -gt 0 ] && [ $((FO_AFTER_BEST * 100)) -ge $((FO_BEFORE * 80)) ] &&
-		[ $((FO_AFTER * 100)) -ge $((FO_BEFORE * 50)) ]
+	[ $FO_BEFORE -gt 0 ] && [ $((FO_AFTER * 100)) -ge $((FO_BEFORE * 80)) ]
 }
 # failover_ok: the run met every goal (during >= 60 %, healed as above)
 failover_ok() {
@@ -168,19 +140,17 @@ failover_ok() {
 # MP_FAILOVER_RUNS=N (make stress): only the failover case, N times; the
 # worst run's shares are reported and every run must meet the goals.
 if [ -n "${MP_FAILOVER_RUNS:-}" ]; then
-	worst_d=1000 worst_a=1000 worst_b=1000 bad=0
+	worst_d=1000 worst_a=1000 bad=0
 	for i in $(seq 1 "$MP_FAILOVER_RUNS"); do
 		failover_run $((7100 + i))
 		d=$((FO_DURING * 100 / (FO_BEFORE + 1))) a=$((FO_AFTER * 100 / (FO_BEFORE + 1)))
-		b=$((FO_AFTER_BEST * 100 / (FO_BEFORE + 1)))
-		[ $b -lt $worst_b ] && worst_b=$b
 		[ $d -lt $worst_d ] && worst_d=$d
 		[ $a -lt $worst_a ] && worst_a=$a
 		failover_ok
-		tap_result $(( $? == 0 )) "failover run $i: intact, during $d % and after the heal $a % (best second $b %) of the goodput before"
+		tap_timed $(( $? == 0 )) "failover run $i: intact, during $d % and after the heal $a % of the goodput before"
 		failover_ok || bad=$((bad + 1))
 	done
-	echo "# failover over $MP_FAILOVER_RUNS runs: worst during $worst_d %, worst after the heal $worst_a % (best second $worst_b %), $bad runs below the goals"
+	echo "# failover over $MP_FAILOVER_RUNS runs: worst during $worst_d %, worst after the heal $worst_a %, $bad runs below the goals"
 	rm -rf "$out"
 	tap_done
 fi
@@ -281,17 +251,18 @@ fabric_shape_all - -
 
 # Failover and heal (failover_run above).
 failover_run 7002
-tap_result $FO_INTACT "a transfer completes intact across a blackholed spine"
+tap_result $(( FO_INTACT && FO_DEAD )) \
+	"a transfer completes intact across a blackholed spine (it sent $FO_BH_SENT bytes, < 1 % of $FO_BH_GOT)"
 tap_result $(( FO_RETIRED > 0 )) "EVs on the dead spine are retired ($FO_RETIRED)"
 tap_result "$(awk -v g="$FO_GAP" 'BEGIN { print (g < 5000) ? 1 : 0 }')" \
 	"delivery resumed quickly after the failure (longest gap ${FO_GAP} ms)"
-tap_result $(( FO_DEAD && FO_BEFORE > 0 && FO_DURING * 100 >= FO_BEFORE * 60 )) \
-	"during the failure goodput keeps >= 60% of its rate before ($((FO_DURING * 100 / (FO_BEFORE + 1))) %), the spine dead (it sent $FO_BH_SENT bytes, < 1 % of $FO_BH_GOT)"
+tap_timed $(( FO_BEFORE > 0 && FO_DURING * 100 >= FO_BEFORE * 60 )) \
+	"during the failure goodput keeps >= 60% of its rate before ($((FO_DURING * 100 / (FO_BEFORE + 1))) %)"
 tap_result $(( FO_READMITTED > 0 )) "a healed spine's EVs are re-admitted ($FO_READMITTED)"
 tap_result $(( FO_RETURNED > 100 )) "traffic returns to the healed spine ($FO_RETURNED packets)"
 failover_healed
-tap_result $(( $? == 0 )) \
-	"after the heal goodput regains >= 80% of its rate before in its best second ($((FO_AFTER_BEST * 100 / (FO_BEFORE + 1))) %), median >= 50% ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
+tap_timed $(( $? == 0 )) \
+	"after the heal goodput regains >= 80% of its rate before ($((FO_AFTER * 100 / (FO_BEFORE + 1))) %)"
 
 # Every path dead: the connection ends with ETIMEDOUT at the user timeout.
 # The sender sends until then (timed, not sized: 64 MiB once took a few

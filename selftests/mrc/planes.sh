@@ -273,24 +273,17 @@ fail_gap() {
 		END { if (off) printf "(not measured: no real-time watcher)"
 		else printf "%d times for %.0f ms in all", n, s }' "$out/rx") (3 ms or more each)"
 }
-# gap_ok BOUND_MS: 1 when the longest gap a failure caused (FAIL_GAP) is
-# below BOUND_MS plus the longest gap the same transfer had away from the
-# failure (NOISE_GAP), both less the time the guest stood still inside
-# them.  Under TCG a guest stops 3-300 ms now and then whatever the
-# transport does (the receiver's top-priority sleeper woke that late: 30-110
-# times in a 5 s transfer on an idle host, 400-570 while the host compiled),
-# and a stop during a recovery lengthens the gap by its length: the CI of
-# 39fde1c failed case 12 at 44.1 ms against 3 x 12.6 with 16.9 ms stalls
-# elsewhere in the run.  Those are measured now (mrc_xfer -s) and taken out;
-# what remains elsewhere is the transport's own unevenness under the
-# emulator (bursts, a sender short of CPU: 9-53 ms), which the recovery's
-# gap carries too.  A recovery that takes extra rounds costs more than
-# either: the fifth session's dead-leaf bug left gaps of 50-90 ms, resends
-# onto the dying plane 105 ms (the CI of 72d2cf5 failed case 12 at 57.6 ms).
+# gap_ok BOUND_MS: 1 when the longest gap a failure caused (FAIL_RAW, the
+# receiver's own measure) is below BOUND_MS, the promise.  Asserted under
+# -icount only (tap_timed): there the guest's clock counts its own
+# instructions, so a host that stalls the emulator opens no gap.  Under
+# multi-threaded TCG a guest stops 3-300 ms now and then whatever the
+# transport does; those stalls (FAIL_STALLED, mrc_xfer -s) and the
+# transfer's worst gap elsewhere (NOISE_GAP) are printed, not subtracted.
 # The issue's absolute goals are the bench's to report (mrc-bench.rst,
 # Planes), as a time, not asserted here.
 gap_ok() {
-	awk -v f="$FAIL_GAP" -v b="$1" -v n="$NOISE_GAP" 'BEGIN { print (f < b + n) ? 1 : 0 }'
+	awk -v f="$FAIL_RAW" -v b="$1" 'BEGIN { print (f < b) ? 1 : 0 }'
 }
 # rtt_sample N: conn show of a, kept for rtt_eval (one process now, the
 # parsing after the transfer)
@@ -446,8 +439,8 @@ if ! planes_missing 2 "MRC: a's plane-1 interface down mid-transfer"; then
 	inw=$(( $? == 0 && cut <= 1 ))
 	tap_result $(( inw && XFER_OK && pd1 > pd0 && pu1 > pu0 && d1 * 5 >= d1 + d2 && d1 > 0 )) \
 		"MRC: eth0 down mid-transfer and up: intact, counted (PlaneDown +$((pd1 - pd0)), PlaneUp +$((pu1 - pu0))), plane 1 back ($((d1 * 100 / (d1 + d2 + 1))) % after)"
-	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: eth0 down: longest gap after it ${FAIL_GAP} ms (${FAIL_RAW} less ${FAIL_STALLED} ms stood still) < path RTT ${RTT} ms + 5 ms + the run's own worst gap elsewhere (${NOISE_GAP} ms)"
+	tap_timed $(( inw && $(gap_ok "$bound") )) \
+		"MRC: eth0 down: longest gap after it ${FAIL_RAW} ms < path RTT ${RTT} ms + 5 ms (elsewhere at most ${NOISE_GAP} ms; the guest stood still ${FAIL_STALLED} ms in it)"
 fi
 
 # Plane 1's leaf (a's) blackholed silently 3 s into a transfer (which runs
@@ -478,8 +471,8 @@ if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
 	inw=$(( $? == 0 && cut <= 1 ))
 	tap_result $(( inw && XFER_OK && r1 > r0 )) \
 		"MRC: plane 1's leaf blackholed: intact, its EVs retired ($((r1 - r0)))"
-	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: leaf blackholed: longest gap after it ${FAIL_GAP} ms (${FAIL_RAW} less ${FAIL_STALLED} ms stood still) < 3 x loaded RTT ${RTT} ms + the run's own worst gap elsewhere (${NOISE_GAP} ms)"
+	tap_timed $(( inw && $(gap_ok "$bound") )) \
+		"MRC: leaf blackholed: longest gap after it ${FAIL_RAW} ms < 3 x loaded RTT ${RTT} ms (elsewhere at most ${NOISE_GAP} ms; the guest stood still ${FAIL_STALLED} ms in it)"
 	sleep 1
 fi
 
@@ -537,8 +530,8 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	[ "$n" = none ] && n=0
 	tap_result $(( inw && XFER_OK && a1 > a0 )) \
 		"MRC: plane 2 dead for 3 s: intact, its EVs re-admitted ($((a1 - a0)))"
-	tap_result $(( inw && $(gap_ok "$bound") )) \
-		"MRC: plane 2 dies: plane 1 carries on, longest gap as it died ${FAIL_GAP} ms (${FAIL_RAW} less ${FAIL_STALLED} ms stood still) < 3 x loaded RTT ${RTT} ms + the run's own worst gap elsewhere (${NOISE_GAP} ms)"
+	tap_timed $(( inw && $(gap_ok "$bound") )) \
+		"MRC: plane 2 dies: plane 1 carries on, longest gap as it died ${FAIL_RAW} ms < 3 x loaded RTT ${RTT} ms (elsewhere at most ${NOISE_GAP} ms; the guest stood still ${FAIL_STALLED} ms in it)"
 	tap_result $(( inw && ${n:-0} > 0 && d2 * 5 >= d1 + d2 )) \
 		"MRC: traffic returns to plane 2 ($((d2 * 100 / (d1 + d2 + 1))) % of the bytes after the heal, active EVs on it: $evs)"
 fi

@@ -26,7 +26,7 @@ expect() {
 	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
 }
 
-tap_plan 30
+tap_plan 33
 
 # ---- tap-count.awk -----------------------------------------------------------
 expect "tap-count: a full plan counts its results" "1 1 1" \
@@ -114,6 +114,25 @@ expect "selftest.sh: a tool not installed is a failure" "1 1 0" "$(verdict tools
 expect "selftest.sh: exit 4 with only the machine's skips is a skip" "0 0 1" "$(verdict envskip)"
 expect "selftest.sh: exit 4 with nothing printed fails" "0 1 0" "$(verdict bare4)"
 expect "selftest.sh: a passing suite passes" "2 0 0" "$(verdict pass)"
+# the suites that time failovers run under -icount on one vCPU, others not
+cat > "$tmp/argv-run-vm.sh" <<-'EOF'
+	echo "icount=${MRC_ICOUNT:-} args=$*" >> "$FAKE_DIR/argv"
+	echo '1..1'; echo 'ok 1 a'
+EOF
+rm -f "$tmp/argv"
+RESULTS=$tmp/results MRC_RUN_VM=$tmp/argv-run-vm.sh FAKE_DIR=$tmp MRC_DEBUG_SUITES= \
+	bash "$repo/tools/testing/selftest.sh" planes.sh multipath.sh@clock31 api_test > /dev/null 2>&1
+expect "selftest.sh: planes.sh and multipath.sh@clock31 under -icount, 1 vCPU; api_test not" \
+	"2 1" "$(grep -c '^icount=shift=1,sleep=off args=.* -c 1 ' "$tmp/argv") $(grep -c '^icount= ' "$tmp/argv")"
+
+# ---- tap_timed: asserted under -icount, n/a (a skip make check allows) else
+timed() {	# MRC_ICOUNT OK: tap-count's strict counts of one tap_timed result
+	(tap_n=0; MRC_ICOUNT=$1 tap_timed "$2" "a gap" | sed '1i 1..1') |
+		awk -v strict=1 -f "$awkf" 2> /dev/null
+}
+expect "tap_timed: without -icount a timed case is n/a, whatever it measured" "0 0 1" "$(timed '' 0)"
+expect "tap_timed: under -icount it passes or fails on what it measured" "1 0 0|0 1 0" \
+	"$(timed shift=1 1)|$(timed shift=1 0)"
 
 # ---- clock-wrap.sh, with a fake clock the "test" moves ---------------------
 # wrap BITS FROM TO RC: the wrapper's verdict ("ok"/"not ok") and exit status
