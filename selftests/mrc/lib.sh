@@ -333,6 +333,21 @@ wait_listening() {
 	return 1
 }
 
+# xfer_flowing OUT: waits (30 s at most) for the first bytes at the
+# receiver writing OUT ("start realtime=", mrc_xfer -i): a case's phases
+# count from there, not from the sender's start.  Under -icount (sleep=off)
+# the guest's clock jumps to its next timer whenever it idles, as while an
+# exec waits for the host's 9p: a loaded host once let a sender's start eat
+# all of "sleep 3", and the failure came before the first byte.
+xfer_flowing() {
+	local i
+	for i in $(seq 1 300); do
+		grep -q '^start realtime=' "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # xfer_start NS PORT OUT [mrc_xfer receiver options]: a receiver in the
 # background; waits until it listens.  Its pid is in XFER_PID.
 xfer_start() {

@@ -86,6 +86,7 @@ failover_run() {
 	# fixed 13 s deadline once left it 0.3 s when the heal came at 12.7 s)
 	ip netns exec $NS_A ./mrc_xfer -c $B4 -p "$port" -n $((1 << 40)) -d 60 > "$out/tx" &
 	tx=$!
+	xfer_flowing "$out/rx"
 	sleep 3
 	tb0=$(now); fabric_blackhole 2; tb1=$(now)
 	bh0=$(fabric_spine_tx_bytes 2 ab)

@@ -201,6 +201,7 @@ xfer_bg() {
 	ip netns exec $NS_A ./mrc_xfer -c "$dst" -p "$1" -n $((1 << 40)) -d "$2" -U 20000 \
 		> "$out/tx" 2>&1 &
 	TX_PID=$!
+	xfer_flowing "$out/rx"
 }
 # xfer_stop_in SECS: the transfer's sender stops SECS from now (SIGUSR1, as
 # at its -d deadline): a case's transfer runs that long after its last
@@ -232,9 +233,15 @@ xfer_end() {
 # loaded TCG guest costs up to a second) in seconds since the receiver's
 # tick 0
 rel() { awk -v z="$(kv "$out/rx" realtime)" -v t="$1" 'BEGIN { printf "%.3f", t - z }'; }
-# inside FROM_S: the failure made at FROM_S (rel) left the transfer at
-# least 2 s to run (a slow guest can push it past the end); says so if not
+# inside FROM_S START_S: the failure made at FROM_S (rel) left the transfer
+# at least 2 s to run (a slow guest can push it past the end), and began
+# at START_S, 1 s or more into it (a failure before the first byte would
+# cost no gap); says so if not
 inside() {
+	if [ "$(lt "$2" 1)" = 1 ]; then
+		echo "# the failure came at $2 s, before the transfer had run 1 s"
+		return 1
+	fi
 	[ "$(lt "$1" "$(awk -v s="$(kv "$out/rx" secs)" 'BEGIN { print s - 2 }')")" = 1 ] && return 0
 	echo "# the failure came at $1 s, too late in a transfer of $(kv "$out/rx" secs) s"
 	return 1
@@ -435,7 +442,7 @@ if ! planes_missing 2 "MRC: a's plane-1 interface down mid-transfer"; then
 	fail_gap "$tf0" "$tf1"
 	bound=$(awk -v r="$RTT" 'BEGIN { print r + 5 }')
 	echo "# eth0 down at ${tf0}-${tf1} s, up at ${tu0}-${tu1} s; loaded srtt samples (us):$RTT_SAMPLES; PlaneDown +$((pd1 - pd0)), PlaneUp +$((pu1 - pu0)); plane 1's share while down $cut %; from 1.5 s after up: plane 1 $d1, plane 2 $d2 bytes"
-	inside "$tu1"
+	inside "$tu1" "$tf0"
 	inw=$(( $? == 0 && cut <= 1 ))
 	tap_result $(( inw && XFER_OK && pd1 > pd0 && pu1 > pu0 && d1 * 5 >= d1 + d2 && d1 > 0 )) \
 		"MRC: eth0 down mid-transfer and up: intact, counted (PlaneDown +$((pd1 - pd0)), PlaneUp +$((pu1 - pu0))), plane 1 back ($((d1 * 100 / (d1 + d2 + 1))) % after)"
@@ -467,7 +474,7 @@ if ! planes_missing 2 "MRC: plane 1's leaf blackholed mid-transfer"; then
 	bound=$(awk -v r="$RTT" 'BEGIN { print 3 * r }')
 	echo "# leaf blackholed at ${tf0}-${tf1} s; loaded srtt samples (us):$RTT_SAMPLES; EvRetired +$((r1 - r0)); plane 1's share after $cut %"
 	echo "# a's loss recovery over the transfer: $(loss_delta "$l0" "$l1")"
-	inside "$tf1"
+	inside "$tf1" "$tf0"
 	inw=$(( $? == 0 && cut <= 1 ))
 	tap_result $(( inw && XFER_OK && r1 > r0 )) \
 		"MRC: plane 1's leaf blackholed: intact, its EVs retired ($((r1 - r0)))"
@@ -524,7 +531,7 @@ if ! planes_missing 3 "MRC: a whole plane dies and comes back"; then
 	bound=$(awk -v r="$RTT" 'BEGIN { print 3 * r }')
 	echo "# plane 2 blackholed at ${tb0}-${tb1} s (its share then $cut %), healed at ${th0}-${th1} s, bytes counted from ${tw} s: plane 1 $d1, plane 2 $d2; active EVs on plane 2: $evs; EvReadmitted +$((a1 - a0))"
 	echo "# a's loss recovery over the transfer: $(loss_delta "$l0" "$l1")"
-	inside "$tw"
+	inside "$tw" "$tb0"
 	inw=$(( $? == 0 && cut <= 1 ))
 	n=$evs
 	[ "$n" = none ] && n=0
