@@ -246,32 +246,34 @@ inside() {
 	echo "# the failure came at $1 s, too late in a transfer of $(kv "$out/rx" secs) s"
 	return 1
 }
-# fail_gap FROM_S TO_S: the longest delivery gap (ms) that began between
-# FROM_S - 50 ms and TO_S + 300 ms (the failure was asked for in [FROM_S,
-# TO_S]; the gap it causes begins at the last delivery before it, or after
-# what was already in flight elsewhere arrived: an RTT later, and the
-# batch process's own delay), and, in NOISE_GAP, the longest elsewhere in
-# the transfer; each less the time the guest stood still inside it (the
-# receiver's stall lines, mrc_xfer -s): FAIL_RAW and FAIL_STALLED say how
-# the failure's was made up
+# fail_gap FROM_S TO_S: FAIL_RAW, the longest delivery gap (ms) that began
+# between FROM_S - 50 ms and TO_S + 300 ms (the failure was asked for in
+# [FROM_S, TO_S]; the gap it causes begins at the last delivery before it,
+# or after what was already in flight elsewhere arrived: an RTT later, and
+# the batch process's own delay), FAIL_STALLED the time the guest stood
+# still inside it (the receiver's stall lines, mrc_xfer -s), and NOISE_GAP
+# the longest gap elsewhere in the transfer
 fail_gap() {
-	read -r FAIL_GAP FAIL_RAW FAIL_STALLED NOISE_GAP <<< "$(awk -v lo="$1" -v hi="$2" '
+	read -r FAIL_RAW FAIL_STALLED NOISE_GAP <<< "$(awk -v lo="$1" -v hi="$2" '
 	/^stall / { split($2, t, "="); split($3, g, "="); n++; sa[n] = t[2]; sl[n] = g[2] }
 	/^gap/ { split($2, t, "="); split($3, g, "="); m++; ga[m] = t[2]; gl[m] = g[2] }
 	END {
 		for (k = 1; k <= m; k++) {
-			still = 0
+			if (ga[k] < lo * 1000 - 50 || ga[k] > hi * 1000 + 300) {
+				if (gl[k] > out_) out_ = gl[k]
+				continue
+			}
+			if (gl[k] <= raw)
+				continue
+			raw = gl[k]
+			st = 0
 			for (j = 1; j <= n; j++) {
 				a = sa[j] > ga[k] ? sa[j] : ga[k]
 				b = sa[j] + sl[j] < ga[k] + gl[k] ? sa[j] + sl[j] : ga[k] + gl[k]
-				if (b > a) still += b - a
+				if (b > a) st += b - a
 			}
-			net = gl[k] - still
-			if (ga[k] >= lo * 1000 - 50 && ga[k] <= hi * 1000 + 300) {
-				if (net > in_) { in_ = net; raw = gl[k]; st = still }
-			} else if (net > out_) out_ = net
 		}
-		printf "%.1f %.1f %.1f %.1f\n", in_, raw, st, out_
+		printf "%.1f %.1f %.1f\n", raw, st, out_
 	}' "$out/rx")"
 	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "=")
 		if (g[2] >= 20) printf "%s:%s ", t[2], g[2] }' "$out/rx")"
