@@ -322,16 +322,20 @@ mrc_stat_ab() {
 	is_num "$x" "$y" && echo $((x + y))
 }
 
-# wait_listening FILE: until a server's output in FILE says "listening"
-# (5 s at most); 1 if it never does
-wait_listening() {
+# wait_line FILE REGEX TENTHS: until a line of FILE matches REGEX (TENTHS
+# tenths of a second at most); 1 if none does
+wait_line() {
 	local i
-	for i in $(seq 1 50); do
-		grep -q listening "$1" && return 0
+	for i in $(seq 1 "$3"); do
+		grep -q "$2" "$1" && return 0
 		sleep 0.1
 	done
 	return 1
 }
+
+# wait_listening FILE: until a server's output in FILE says "listening"
+# (5 s at most); 1 if it never does
+wait_listening() { wait_line "$1" listening 50; }
 
 # xfer_flowing OUT: waits (30 s at most) for the first bytes at the
 # receiver writing OUT ("start realtime=", mrc_xfer -i): a case's phases
@@ -339,28 +343,17 @@ wait_listening() {
 # the guest's clock jumps to its next timer whenever it idles, as while an
 # exec waits for the host's 9p: a loaded host once let a sender's start eat
 # all of "sleep 3", and the failure came before the first byte.
-xfer_flowing() {
-	local i
-	for i in $(seq 1 300); do
-		grep -q '^start realtime=' "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+xfer_flowing() { wait_line "$1" '^start realtime=' 300; }
 
 # xfer_start NS PORT OUT [mrc_xfer receiver options]: a receiver in the
 # background; waits until it listens.  Its pid is in XFER_PID.
 xfer_start() {
-	local ns=$1 port=$2 out=$3 i
+	local ns=$1 port=$2 out=$3
 	shift 3
 	: > "$out"
 	ip netns exec "$ns" ./mrc_xfer -l -p "$port" "$@" > "$out" 2>&1 &
 	XFER_PID=$!
-	for i in $(seq 1 100); do
-		grep -q listening "$out" && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_line "$out" listening 100
 }
 
 # kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
