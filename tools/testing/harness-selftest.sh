@@ -26,7 +26,7 @@ expect() {
 	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
 }
 
-tap_plan 33
+tap_plan 38
 
 # ---- tap-count.awk -----------------------------------------------------------
 expect "tap-count: a full plan counts its results" "1 1 1" \
@@ -163,6 +163,48 @@ t0=${EPOCHREALTIME/[.,]/}
 LEAD=100000 wrap 31 $(((1 << 31) - 400000)) $(((1 << 31) + 10)) 0 > /dev/null
 w=$(( (${EPOCHREALTIME/[.,]/} - t0) / 1000 ))
 tap_result $(( w >= 300 && w < 2000 )) "clock-wrap.sh: waits until LEAD_US before the wrap to start the test ($w ms)"
+# -x PORT: a fake mrc_xfer pair; the receiver reports what the sender, on
+# SIGUSR1, says it sent (FAKE_SHORT: 4 bytes fewer)
+cat > "$tmp/xfer" <<-'EOF2'
+	#!/bin/bash
+	d=$(dirname "$0")
+	case $1 in
+	-l) echo listening; echo 'start realtime=1'
+	    while [ ! -e "$d/sent" ]; do sleep 0.05; done
+	    echo "bytes=$(($(cat "$d/sent") - ${FAKE_SHORT:-0})) ok=1 secs=1" ;;
+	-c) trap 'echo 100 > "$d/sent.new"; mv "$d/sent.new" "$d/sent"; echo sent=100; exit 0' USR1
+	    while :; do sleep 0.05; done ;;
+	esac
+EOF2
+chmod +x "$tmp/xfer"
+# xwrap FROM TO LATER RC: -x's verdicts ("ok ok", ...) and exit status when the
+# test moves the clock from FROM to TO, and (LATER) 0.3 s after it ends to LATER
+xwrap() {
+	local rc
+	rm -f "$tmp/sent"
+	echo "$1" > "$tmp/clock"
+	MRC_CLOCK_US_FILE=$tmp/clock MRC_WRAP_XFER=$tmp/xfer bash "$repo/tools/testing/clock-wrap.sh" \
+		-x 1 31 1000000 bash -c "echo '1..1'; echo 'ok 1 t'; echo '$2' > '$tmp/clock'
+			[ -n '$3' ] && (sleep 0.3; echo '$3' > '$tmp/clock') > /dev/null &
+			exit $4" > "$tmp/wrap.tap"
+	rc=$?
+	echo "$(awk '/^(not )?ok [12] (MRC|the transfer)/ { printf "%s ", ($1 == "ok") ? "ok" : "not-ok" }' \
+		"$tmp/wrap.tap")$rc"
+}
+w31=$((1 << 31))
+expect "clock-wrap.sh -x: a test across the wrap, the transfer whole" "ok ok 0" \
+	"$(xwrap $((w31 - 500000)) $((w31 + 300000)) '' 0)"
+t0=${EPOCHREALTIME/[.,]/}
+r=$(xwrap $((w31 - 500000)) $((w31 - 50000)) $((w31 + 300000)) 0)
+w=$(( (${EPOCHREALTIME/[.,]/} - t0) / 1000 ))
+expect "clock-wrap.sh -x: a test that ended before the wrap: the transfer waits for it" \
+	"ok ok 0 wait" "$r $( ((w >= 300)) && echo wait || echo "${w}ms")"
+expect "clock-wrap.sh -x: a clock that never crosses fails, however long one waits" "not-ok ok 1" \
+	"$(xwrap $((w31 - 500000)) $((w31 - 50000)) '' 0)"
+expect "clock-wrap.sh -x: a transfer short of what was sent fails" "ok not-ok 1" \
+	"$(FAKE_SHORT=4 xwrap $((w31 - 500000)) $((w31 + 300000)) '' 0)"
+expect "clock-wrap.sh -x: a failing test keeps its status" "ok ok 3" \
+	"$(xwrap $((w31 - 500000)) $((w31 + 300000)) '' 3)"
 # ---- lib.sh's helpers, on crafted figures -------------------------------------
 (
 	. "$repo/selftests/mrc/lib.sh"
