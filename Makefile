@@ -30,6 +30,7 @@ tools:
 	$(MAKE) -C selftests/mrc
 	$(MAKE) -C tools/mrcctl
 	$(MAKE) -C tools/preload
+	$(MAKE) -C tools/nccl
 	$(MAKE) -C tools/bench
 
 # mrc.ko under /lib/modules/$(KVER)/updates (socket(AF_MRC) autoloads it
@@ -154,5 +155,6 @@ clean:
 	$(MAKE) -C selftests/mrc clean
 	$(MAKE) -C tools/mrcctl clean
 	$(MAKE) -C tools/preload clean
+	$(MAKE) -C tools/nccl clean
 	$(MAKE) -C tools/bench clean
 	rm -rf results

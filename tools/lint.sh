@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Kernel style and static checks: checkpatch --strict on the kernel sources
-# and the uapi header, sparse (C=2) and a W=1 build that must be warning-free.
+# Kernel style and static checks: checkpatch --strict on the kernel sources,
+# the uapi header and the NCCL plugin (tools/nccl), sparse (C=2) and a W=1
+# build that must be warning-free.
 # First the checks that need no kernel tree (man pages); --host runs only
 # those.
 set -u
@@ -38,6 +39,15 @@ files=$(ls net/mrc/*.[ch] include/uapi/linux/*.h |
 if ! "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet --show-types \
 	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $files; then
 	echo "lint: checkpatch found problems" >&2
+	fail=1
+fi
+
+# The NCCL plugin declares NCCL's ABI under NCCL's names (ncclNet_v8_t,
+# getProperties): its CamelCase and typedefs are not ours to change.
+if ! "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet --show-types \
+	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,CAMELCASE,NEW_TYPEDEFS \
+	-f tools/nccl/*.[ch]; then
+	echo "lint: checkpatch found problems in tools/nccl" >&2
 	fail=1
 fi
 
