@@ -4,7 +4,8 @@
  * newest ncclNetPlugin_vN symbol it finds) and drives it with host memory,
  * between two processes or against bad input.  No GPU, no NCCL.
  *
- *   nccl_harness -l -f FILE [-a ADDR] [-g MS]	receive: listen, write the
+ *   nccl_harness -l -f FILE [-a ADDR] [-g MS] [-i MS]
+ *						receive: listen, write the
  *						handle to FILE, accept, check
  *   nccl_harness -c -f FILE [-a ADDR] [-s SIZES] [-w N] [-t BYTES]
  *                [-B BYTES] [-d SECONDS [-z SIZE]]
@@ -24,7 +25,8 @@
  * receiver posts buffers larger than the message, as NCCL does.  -d
  * SECONDS sends messages of -z SIZE (1m) for that long instead, then an
  * empty one that ends the run; SIGUSR1 ends it early.  -g MS (receiver)
- * prints each gap of at least MS between completions.
+ * prints each gap of at least MS between completions, -i MS (receiver, -d
+ * runs) the bytes completed in each MS interval from the first message.
  *
  * Every byte received is checked against the sender's pattern (a function
  * of the message's number and the offset), every size reported by test()
@@ -32,8 +34,11 @@
  *   plugin path=P symbol=S version=V name=N
  *   props name=N speed=MBPS ptrSupport=P maxComms=C maxRecvs=R latency=L ...
  *   listening addr=A port=P transport=mrc|tcp	(receiver; then the file)
+ *   connecting addr=A port=P transport=mrc|tcp	(sender)
  *   step size=S msgs=N window=W secs=T mbps=R ok=1
  *   start realtime=SECONDS			(-d receiver: the first data)
+ *   tick t_ms=T bytes=B			(-d -i receiver: T since then)
+ *   gap at_ms=T ms=G				(-g receiver)
  *   summary role=send|recv version=V transport=T msgs=N bytes=B ok=1 secs=S mbps=R ...
  * -b runs the bad-input checks, "check name=X rc=R want=W ok=1" each, and
  *   summary role=bad version=V checks=N failed=F fds_leaked=K ok=1
@@ -587,7 +592,7 @@ static bool stopped(void)
 	return __atomic_load_n(&stop_sending, __ATOMIC_RELAXED);
 }
 
-static int gap_report_ms;
+static int gap_report_ms, tick_ms;
 
 /* Requests in flight for messages of @size: within the window and -B. */
 static int step_window(const struct plan *p, uint64_t size)
@@ -644,7 +649,8 @@ static int recv_step(void *rc, void *mh, char *arena, const struct plan *p, uint
 	size_t cap = slot_size(p, w, size);
 	uint64_t posted = 0, completed = 0, bytes = 0;
 	void *reqs[MAX_WINDOW];
-	double t0 = now_s(), last = 0, first = 0, now;
+	double t0 = now_s(), last = 0, first = 0, next_tick = 0, now;
+	uint64_t tick_bytes = 0;
 	ncclResult_t ret, post_err = ncclSuccess;
 	unsigned int empty = 0;
 	long long off;
@@ -692,6 +698,7 @@ static int recv_step(void *rc, void *mh, char *arena, const struct plan *p, uint
 			break;		/* the sender's last, empty message */
 		if (!first) {
 			first = now;
+			next_tick = now + tick_ms / 1000.0;
 			if (!count) {
 				struct timespec ts;
 
@@ -724,6 +731,14 @@ static int recv_step(void *rc, void *mh, char *arena, const struct plan *p, uint
 		}
 		completed++;
 		bytes += size;
+		/* a timed run: the bytes of each interval since the first */
+		while (tick_ms && !count && now >= next_tick) {
+			printf("tick t_ms=%.0f bytes=%llu\n", (next_tick - first) * 1000,
+			       (unsigned long long)tick_bytes);
+			tick_bytes = 0;
+			next_tick += tick_ms / 1000.0;
+		}
+		tick_bytes += size;
 	}
 	err = 0;
 out:
@@ -1324,7 +1339,7 @@ int main(int argc, char **argv)
 		debug_level = NCCL_LOG_INFO;
 	else if (dbg && (!strcasecmp(dbg, "NONE") || !strcasecmp(dbg, "VERSION")))
 		debug_level = NCCL_LOG_VERSION;
-	while ((opt = getopt(argc, argv, "lcbf:a:P:V:T:s:w:t:B:d:z:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "lcbf:a:P:V:T:s:w:t:B:d:z:g:i:")) != -1) {
 		switch (opt) {
 		case 'l':
 		case 'c':
@@ -1374,6 +1389,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			gap_report_ms = atoi(optarg);
+			break;
+		case 'i':
+			tick_ms = atoi(optarg);
 			break;
 		default:
 			bad_args();
