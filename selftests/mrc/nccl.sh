@@ -1,0 +1,267 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The NCCL network plugin (tools/nccl: libnccl-net-mrc.so) over AF_MRC on
+# the cluster fabric (lib_cluster.sh: 2 hosts on each of 4 leaves, 4
+# spines).  tools/nccl/nccl_harness drives it as NCCL would, with host
+# memory, from host 1 (leaf 1) to host 5 (leaf 3):
+#  - messages of 1 B to 64 MiB, up to 32 in flight, every byte checked,
+#    over one AF_MRC connection (mrcctl conn show lists it; the plugin
+#    logs it, at NCCL_MRC_PRIORITY's priority) across every spine
+#  - the same over TCP (NCCL_MRC_FAMILY=tcp), for reference
+#  - a spine blackholed for 3 s inside a timed run of 256 KiB messages:
+#    no error, every message verified, messages keep completing while the
+#    spine is dead (TCP's run, with its own flow's spine dead, reported)
+#  - bad input over AF_MRC: stale, corrupt and foreign handles, closed
+#    comms, a message larger than its buffer, tags that do not match, a
+#    peer that closed; on the newest ABI (v12) and the oldest (v8)
+#  - every AF_MRC socket the plugin opened is gone afterwards
+# Rates are reported, not asserted (TCG); the goodput while the spine is
+# dead is asserted under -icount only (tap_timed).
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+. ./lib_cluster.sh
+SPINES=4 DEAD=2
+NCCL_DIR=$(cd ../../tools/nccl 2>/dev/null && pwd)
+HARNESS=$NCCL_DIR/nccl_harness
+MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
+TX_NS=$(ns_host 1) RX_NS=$(ns_host 5)
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; fabric_down; rm -rf "$out"' EXIT
+
+tap_plan 11
+if [ ! -x "$HARNESS" ] || [ ! -r "$NCCL_DIR/libnccl-net-mrc.so" ]; then
+	tap_setup_fail "no tools/nccl/nccl_harness or libnccl-net-mrc.so (make tools)"
+fi
+[ -x "$MRCCTL" ] || tap_setup_fail "no tools/mrcctl/mrcctl (make tools)"
+command -v jq > /dev/null || tap_setup_fail "jq (make deps) not installed"
+cluster_up 2 4 $SPINES || tap_setup_fail "cannot build the cluster fabric"
+TX_ADDR=$(cluster_host_addr 1) RX_ADDR=$(cluster_host_addr 5)
+
+# mrc_sockets: AF_MRC sockets allocated, all namespaces (/proc/net/protocols)
+mrc_sockets() { awk '$1 == "MRC" { print $3 }' /proc/net/protocols; }
+sockets0=$(mrc_sockets)
+
+# pair_start NAME RX_OPTS TX_OPTS [VAR=VALUE...]: the receiver on host 5
+# and the sender on host 1 in the background, with NCCL_DEBUG=INFO and the
+# variables given.  Their lines in $out/NAME.rx and .tx, the plugin's log
+# in .rx.err and .tx.err; RX_PID, TX_PID.  The handle goes through a file.
+pair_start() {
+	local name=$1 rx_opts=$2 tx_opts=$3
+	shift 3
+	rm -f "$out/$name.handle"
+	# shellcheck disable=SC2086
+	timeout 400 ip netns exec "$RX_NS" env NCCL_DEBUG=INFO "$@" "$HARNESS" -l \
+		-f "$out/$name.handle" -a "$RX_ADDR" -T 120 $rx_opts \
+		> "$out/$name.rx" 2> "$out/$name.rx.err" &
+	RX_PID=$!
+	# shellcheck disable=SC2086
+	timeout 400 ip netns exec "$TX_NS" env NCCL_DEBUG=INFO "$@" "$HARNESS" -c \
+		-f "$out/$name.handle" -a "$TX_ADDR" -T 120 $tx_opts \
+		> "$out/$name.tx" 2> "$out/$name.tx.err" &
+	TX_PID=$!
+}
+
+# last_lines FILE: its last summary or error lines, on one line
+last_lines() { grep -E '^(summary|error)' "$1" | tail -n 2 | tr '\n' ' '; }
+
+# pair_wait NAME: 0 when both sides exited 0; their summaries printed
+pair_wait() {
+	local rt rr
+	wait "$TX_PID"
+	rt=$?
+	wait "$RX_PID"
+	rr=$?
+	echo "# $1: sender exit $rt: $(last_lines "$out/$1.tx")"
+	echo "# $1: receiver exit $rr: $(last_lines "$out/$1.rx")"
+	grep -h WARN "$out/$1.tx.err" "$out/$1.rx.err" | head -n 4 | sed 's/^/#   /'
+	return $((rt || rr))
+}
+
+# pair_intact NAME: the receiver verified every message the sender sent
+# (both summaries ok=1 with the same msgs and bytes, no error line)
+pair_intact() {
+	local rx=$out/$1.rx tx=$out/$1.tx
+	[ "$(kv "$rx" ok)" = 1 ] && [ "$(kv "$tx" ok)" = 1 ] && [ -n "$(kv "$tx" msgs)" ] &&
+		[ "$(kv "$rx" msgs)" = "$(kv "$tx" msgs)" ] &&
+		[ "$(kv "$rx" bytes)" = "$(kv "$tx" bytes)" ] &&
+		[ "$(kv "$rx" errors)" = 0 ] && ! grep -q '^error=' "$rx" "$tx"
+}
+
+# spine_tx: the bytes each spine has sent toward the leaves, space separated
+spine_tx() {
+	local i files
+	files=$(spine_links | sed 's|.*|/sys/class/net/&/statistics/tx_bytes|')
+	for i in $(seq 1 $SPINES); do
+		# shellcheck disable=SC2086
+		ip netns exec "$(ns_spine "$i")" cat $files |
+			awk '{ s += $1 } END { printf "%.0f ", s }'
+	done
+}
+
+ipfwd() { local i; for i in $(seq 1 $SPINES); do fabric_spine_ipfwd "$i"; done; }
+# secs FROM TO: TO - FROM, one decimal
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- the size ladder over MRC, then over TCP ------------------------------
+LADDER="-t 16m -B 128m"
+read -ra f0 <<< "$(ipfwd | tr '\n' ' ')"
+pair_start ladder "" "$LADDER" NCCL_MRC_PRIORITY=5
+# the sender's host lists the connection to the listener while it runs
+wait_line "$out/ladder.rx" '^listening' 600
+port=$(kv "$out/ladder.rx" port)
+num port
+conns=0
+while kill -0 "$TX_PID" 2>/dev/null; do
+	n=$("$MRCCTL" -n "$TX_NS" -j conn show 2>/dev/null |
+		jq --arg a "$RX_ADDR" --argjson p "$port" \
+			'[.[] | select(.remote_addr == $a and .remote_port == $p)] | length')
+	[[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt "$conns" ] && conns=$n
+	sleep 0.2
+done
+pair_wait ladder
+rc=$?
+read -ra f1 <<< "$(ipfwd | tr '\n' ' ')"
+steps=$(grep -c '^step .* ok=1$' "$out/ladder.rx")
+pair_intact ladder
+intact=$?
+what="1 B to 64 MiB over MRC, 32 in flight: every message verified"
+tap_result $(( rc == 0 && intact == 0 && steps == 14 )) \
+	"$what ($steps sizes, $(kv "$out/ladder.rx" msgs) messages)"
+mrc_logged=0
+grep -q "connected to $RX_ADDR port $port over AF_MRC (family [0-9]*), priority 5" \
+	"$out/ladder.tx.err" &&
+	grep -q "accepted from $TX_ADDR port [0-9]* over AF_MRC (family [0-9]*), priority 5" \
+		"$out/ladder.rx.err" && [ "$(kv "$out/ladder.rx" transport)" = mrc ] && mrc_logged=1
+echo "# connections to $RX_ADDR port $port in $TX_NS's conn show: at most $conns"
+grep -h "NET/MRC" "$out/ladder.tx.err" "$out/ladder.rx.err" | grep -v closing | sed 's/^/#   /'
+tap_result $(( conns == 1 && mrc_logged )) \
+	"... over one AF_MRC connection (conn show), at NCCL_MRC_PRIORITY 5"
+crossed=1
+for i in 0 1 2 3; do
+	[ $((f1[i] - f0[i])) -gt 100 ] || crossed=0
+done
+echo "# packets forwarded by each spine:" \
+	"$(for i in 0 1 2 3; do printf '%d ' $((f1[i] - f0[i])); done)"
+tap_result $(( crossed )) "... and its traffic crossed every spine"
+
+pair_start tcp "" "$LADDER" NCCL_MRC_FAMILY=tcp
+pair_wait tcp
+rc=$?
+steps=$(grep -c '^step .* ok=1$' "$out/tcp.rx")
+pair_intact tcp
+tap_result $(( rc == 0 && $? == 0 && steps == 14 )) \
+	"the same over TCP (NCCL_MRC_FAMILY=tcp, reference): every message verified"
+awk '/^step/ { split($2, s, "="); split($6, m, "="); print s[2], m[2] }' "$out/ladder.rx" > "$out/m"
+awk '/^step/ { split($6, m, "="); print m[2] }' "$out/tcp.rx" > "$out/t"
+echo "# receiver Mb/s per size: size MRC TCP"
+paste -d ' ' "$out/m" "$out/t" | sed 's/^/#   /'
+
+# --- a spine blackholed in a timed run -------------------------------------
+# blackhole_run NAME SPINE [VAR=VALUE...]: 256 KiB messages for 14 s; 2 s
+# after the first arrives, SPINE (0: the busiest over 1 s) is blackholed
+# for 3 s.  Sets BH_SPINE, BH_DEAD (it sent < 1 % of the spines' bytes
+# meanwhile), BH_SENT, BH_ALL, and the receiver's completed bytes per 100
+# ms tick: BH_BEFORE (mean, before), BH_DURING (mean, from 0.5 s in to the
+# heal) and BH_IN (the sum in the dead window).
+blackhole_run() {
+	local name=$1 t0 tb th s0 s1 a b i rc
+	BH_SPINE=$2
+	shift 2
+	pair_start "$name" "-i 100 -g 200" "-d 14 -z 256k" "$@"
+	if ! wait_line "$out/$name.rx" '^start realtime=' 600; then
+		pair_wait "$name"
+		BH_DEAD=0 BH_IN=0 BH_BEFORE=0 BH_DURING=0 BH_SENT='' BH_ALL=0
+		return 1
+	fi
+	t0=$(kv "$out/$name.rx" realtime)
+	sleep 1
+	if [ "$BH_SPINE" = 0 ]; then
+		read -ra a <<< "$(spine_tx)"
+		sleep 1
+		read -ra b <<< "$(spine_tx)"
+		BH_SPINE=1
+		for i in 1 2 3; do
+			[ $((b[i] - a[i])) -gt $((b[BH_SPINE - 1] - a[BH_SPINE - 1])) ] &&
+				BH_SPINE=$((i + 1))
+		done
+	else
+		sleep 1
+	fi
+	tb=$(now)
+	fabric_blackhole "$BH_SPINE"
+	read -ra s0 <<< "$(spine_tx)"
+	sleep 3
+	read -ra s1 <<< "$(spine_tx)"
+	th=$(now)
+	fabric_heal "$BH_SPINE"
+	pair_wait "$name"
+	rc=$?
+	BH_SENT='' BH_ALL=0 BH_DEAD=0
+	if [ ${#s0[@]} = $SPINES ] && [ ${#s1[@]} = $SPINES ] && is_num "${s0[@]}" "${s1[@]}"; then
+		BH_SENT=$((s1[BH_SPINE - 1] - s0[BH_SPINE - 1]))
+		for i in $(seq 0 $((SPINES - 1))); do BH_ALL=$((BH_ALL + s1[i] - s0[i])); done
+		fault_share_below 1 "$BH_SENT" "$BH_ALL" && BH_DEAD=1
+	fi
+	# (no <(...): the guest has no /dev/fd)
+	read -r BH_IN BH_DURING BH_BEFORE <<< "$(awk -v t0="$t0" -v tb="$tb" -v th="$th" '
+		BEGIN { b = tb - t0; h = th - t0 }
+		/^tick/ { split($2, t, "="); split($3, v, "="); s = t[2] / 1000
+			if (s > b && s <= h) in_ += v[2]
+			if (s > b + 0.5 && s <= h) { d += v[2]; nd++ }
+			if (s > 0.2 && s <= b) { p += v[2]; np++ } }
+		END { printf "%.0f %.0f %.0f\n", in_, nd ? d / nd : 0, np ? p / np : 0 }' \
+		"$out/$name.rx")"
+	echo "# $name: spine $BH_SPINE dead $(secs "$t0" "$tb") s" \
+		"to $(secs "$t0" "$th") s after the first message;" \
+		"it sent ${BH_SENT:-?} of the spines' $BH_ALL bytes meanwhile;" \
+		"completed per 100 ms: $BH_BEFORE before, $BH_DURING while dead;" \
+		"longest gap $(kv "$out/$name.rx" max_gap_ms) ms"
+	grep '^gap' "$out/$name.rx" | head -n 5 | sed 's/^/#   /'
+	return $rc
+}
+
+blackhole_run bh $DEAD
+rc=$?
+pair_intact bh
+intact=$?
+gap=$(kv "$out/bh.rx" max_gap_ms)
+what="spine $BH_SPINE blackholed 3 s in a timed run (it sent ${BH_SENT:-?} of $BH_ALL bytes,"
+what="$what < 1 %): every message verified, no error ($(kv "$out/bh.rx" msgs) messages)"
+tap_result $(( rc == 0 && intact == 0 && BH_DEAD )) "$what"
+num BH_IN
+tap_result $(( BH_IN > 0 && BH_DEAD )) \
+	"... messages kept completing while the spine was dead ($BH_IN bytes)"
+tap_result "$(awk -v g="$gap" 'BEGIN { print (g != "" && g < 5000) ? 1 : 0 }')" \
+	"... the longest gap between completions ${gap:-?} ms (< 5 s)"
+num BH_BEFORE BH_DURING
+tap_timed $(( BH_BEFORE > 0 && BH_DURING * 100 >= BH_BEFORE * 60 )) \
+	"... while it was dead, >= 60% of the rate before ($((BH_DURING * 100 / (BH_BEFORE + 1)))%)"
+blackhole_run bh_tcp 0 NCCL_MRC_FAMILY=tcp
+rc=$?
+pair_intact bh_tcp
+echo "# TCP's run (reference), its busiest spine dead: exit $rc, intact $((! $?)), $BH_IN bytes" \
+	"completed while dead, longest gap $(kv "$out/bh_tcp.rx" max_gap_ms) ms"
+
+# --- bad input, both ends on host 1 ------------------------------------------
+for v in 12 8; do
+	ip netns exec "$TX_NS" timeout 300 "$HARNESS" -b -a "$TX_ADDR" -V $v \
+		> "$out/bad$v" 2> "$out/bad$v.err"
+	rc=$?
+	grep -E '^check .*ok=0|^error' "$out/bad$v" | sed 's/^/#   /'
+	echo "# v$v: $(grep '^summary' "$out/bad$v")"
+	what="bad input on v$v over AF_MRC: $(kv "$out/bad$v" checks) checks of the exact"
+	tap_result $(( rc == 0 )) "$what error code, no fd left open"
+done
+
+# --- nothing left behind ---------------------------------------------------------
+# closed connections may linger as orphans for a few seconds
+for _ in $(seq 1 60); do
+	sockets1=$(mrc_sockets)
+	is_num "$sockets0" "$sockets1" && [ "$sockets1" -le "$sockets0" ] && break
+	sleep 0.5
+done
+num sockets0 sockets1
+tap_result $(( sockets1 <= sockets0 )) \
+	"every AF_MRC socket the plugin opened is gone ($sockets1 allocated, $sockets0 before)"
+fabric_down
+tap_done
