@@ -13,7 +13,8 @@
 #    spine is dead (TCP's run, with its own flow's spine dead, reported)
 #  - bad input over AF_MRC: stale, corrupt and foreign handles, closed
 #    comms, a message larger than its buffer, tags that do not match, a
-#    peer that closed; on the newest ABI (v12) and the oldest (v8)
+#    peer that closed; on the newest ABI (v12) and the oldest (v8); no fd
+#    left open
 #  - every AF_MRC socket the plugin opened is gone afterwards
 # Rates are reported, not asserted (TCG); the goodput while the spine is
 # dead is asserted under -icount only (tap_timed).
@@ -37,8 +38,15 @@ command -v jq > /dev/null || tap_setup_fail "jq (make deps) not installed"
 cluster_up 2 4 $SPINES || tap_setup_fail "cannot build the cluster fabric"
 TX_ADDR=$(cluster_host_addr 1) RX_ADDR=$(cluster_host_addr 5)
 
-# mrc_sockets: AF_MRC sockets allocated, all namespaces (/proc/net/protocols)
-mrc_sockets() { awk '$1 == "MRC" { print $3 }' /proc/net/protocols; }
+# mrc_sockets: AF_MRC sockets allocated in the two hosts' namespaces, where
+# the harness runs.  /proc/net/protocols counts the namespace it is read in
+# (sock_prot_inuse_add(sock_net(sk))), so each is read from inside; nothing
+# unless both were read.
+mrc_sockets() {
+	local ns
+	for ns in "$TX_NS" "$RX_NS"; do ip netns exec "$ns" cat /proc/net/protocols; done |
+		awk '$1 == "MRC" { s += $3; n++ } END { if (n == 2) print s }'
+}
 sockets0=$(mrc_sockets)
 
 # pair_start NAME RX_OPTS TX_OPTS [VAR=VALUE...]: the receiver on host 5
@@ -110,12 +118,15 @@ pair_start ladder "" "$LADDER" NCCL_MRC_PRIORITY=5
 wait_line "$out/ladder.rx" '^listening' 600
 port=$(kv "$out/ladder.rx" port)
 num port
-conns=0
+# (and, once, the AF_MRC sockets of the hosts' namespaces: the count that
+# must come back to sockets0 at the end has to see the plugin's)
+conns=0 sockets_run=
 while kill -0 "$TX_PID" 2>/dev/null; do
 	n=$("$MRCCTL" -n "$TX_NS" -j conn show 2>/dev/null |
 		jq --arg a "$RX_ADDR" --argjson p "$port" \
 			'[.[] | select(.remote_addr == $a and .remote_port == $p)] | length')
 	[[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt "$conns" ] && conns=$n
+	[ -z "$sockets_run" ] && [ "$conns" -gt 0 ] && sockets_run=$(mrc_sockets)
 	sleep 0.2
 done
 pair_wait ladder
@@ -254,14 +265,17 @@ for v in 12 8; do
 done
 
 # --- nothing left behind ---------------------------------------------------------
-# closed connections may linger as orphans for a few seconds
+# The kernel's side: the AF_MRC sockets of the hosts' namespaces back to
+# where they were (closed connections may linger as orphans for a few
+# seconds), where the ladder's were counted while it ran.  The plugin's
+# side, an fd it left open, the bad-input runs check (fds_leaked).
 for _ in $(seq 1 60); do
 	sockets1=$(mrc_sockets)
 	is_num "$sockets0" "$sockets1" && [ "$sockets1" -le "$sockets0" ] && break
 	sleep 0.5
 done
-num sockets0 sockets1
-tap_result $(( sockets1 <= sockets0 )) \
-	"every AF_MRC socket the plugin opened is gone ($sockets1 allocated, $sockets0 before)"
+num sockets0 sockets1 sockets_run
+tap_result $(( sockets1 <= sockets0 && sockets_run > sockets0 )) \
+	"every AF_MRC socket the plugin opened is gone (hosts 1 and 5: $sockets1 allocated, $sockets0 before, $sockets_run while the ladder ran)"
 fabric_down
 tap_done
