@@ -58,7 +58,9 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/mrc.h>
 
 #include "net_mrc.h"
 
@@ -1096,6 +1098,103 @@ static ncclResult_t test_until(void *req, int *size, double timeout)
 	return rc;
 }
 
+/* One message of @len bytes from @sc to @rc, intact; false otherwise. */
+static bool pair_ok(void *sc, void *rc, char *buf, char *rbuf, size_t len, double timeout)
+{
+	void *req = NULL, *rreq = NULL;
+	int sz = -1, ssz;
+
+	pat_fill(buf, len, 1);
+	memset(rbuf, 0, len);
+	if (p_irecv(rc, rbuf, len, DATA_TAG, NULL, &rreq) || !rreq ||
+	    p_isend(sc, buf, len, DATA_TAG, NULL, &req) || !req)
+		return false;
+	return !test_until(req, &ssz, timeout) && !test_until(rreq, &sz, timeout) &&
+	       sz == (int)len && pat_check(rbuf, len, 1) < 0;
+}
+
+/* The AF_MRC number the loaded module registered, as the plugin finds it. */
+static int mrc_family(void)
+{
+	FILE *f = fopen("/sys/module/mrc/parameters/family", "r");
+	int fam = AF_MRC;
+
+	if (f) {
+		if (fscanf(f, "%d", &fam) != 1)
+			fam = AF_MRC;
+		fclose(f);
+	}
+	return fam;
+}
+
+/*
+ * A connection to the listener of @handle that the plugin did not make:
+ * -1 when it cannot be made.  It says nothing unless the caller writes.
+ */
+static int raw_connect(const void *handle)
+{
+	const struct mrc_net_handle *h = handle;
+	int fam = h->addr.v4.sin_family, fd;
+	socklen_t len = fam == AF_INET ? sizeof(h->addr.v4) : sizeof(h->addr.v6);
+
+	fd = socket(h->kind == MRC_NET_KIND_MRC ? mrc_family() : fam, SOCK_STREAM | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)&h->addr, len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define SILENT		6	/* more connections than the plugin has hello slots */
+
+/*
+ * Connections that never send a hello (a port scan, a health check) reach
+ * the listener after a connector's (@first) or before it: accept() must
+ * still return the connector's.  Checks @name.
+ */
+static void silent_peers(const char *name, bool first, char *buf, char *rbuf, double timeout)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE], what[96];
+	void *lc = NULL, *sc = NULL, *rc = NULL;
+	int fds[SILENT], i, n = 0;
+	unsigned int empty = 0;
+	double end, t;
+
+	if (p_listen(0, handle, &lc)) {
+		expect_true(name, false, "listen");
+		return;
+	}
+	for (i = 0; i < SILENT && !first; i++)
+		n += (fds[i] = raw_connect(handle)) >= 0;
+	for (end = now_s() + timeout; !sc && now_s() < end; idle(&empty))
+		if (p_connect(0, handle, &sc))
+			break;
+	for (i = 0; i < SILENT && first; i++)
+		n += (fds[i] = raw_connect(handle)) >= 0;
+	/* on loopback the hello and the silent ones are in before accept() looks */
+	usleep(100000);
+	t = now_s();
+	for (end = t + timeout; sc && !rc && now_s() < end; idle(&empty))
+		if (p_accept(lc, &rc))
+			break;
+	t = now_s() - t;
+	snprintf(what, sizeof(what), "%s: accepted (after %.1f s), a message passes",
+		 first ? "a connector, then 6 silent ones" : "6 silent ones, then a connector", t);
+	expect_true(name, n == SILENT && sc && rc && pair_ok(sc, rc, buf, rbuf, 4096, timeout),
+		    what);
+	for (i = 0; i < SILENT; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (sc)
+		op.closeSend(sc);
+	if (rc)
+		op.closeRecv(rc);
+	op.closeListen(lc);
+}
+
 /* Sends 1 MiB messages until the plugin reports an error (or @timeout). */
 static ncclResult_t send_until_error(void *sc, char *buf, size_t len, double timeout)
 {
@@ -1186,6 +1285,9 @@ static int bad_input(double timeout)
 	if (rc)
 		op.closeRecv(rc);
 	op.closeListen(lc);
+
+	silent_peers("accept_after_silent", true, buf, rbuf, timeout);
+	silent_peers("accept_behind_silent", false, buf, rbuf, timeout);
 
 	if (!make_pair(&lc, &sc, &rc, timeout)) {
 		expect_true("pair", false, "listen, connect and accept");

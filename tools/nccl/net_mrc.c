@@ -55,6 +55,7 @@
 #define MAX_REQS	NCCL_NET_MAX_REQUESTS
 #define MAX_COMMS	65536
 #define MAX_PENDING	4	/* accepted connections still owing their hello */
+#define HELLO_WAIT_MS	2000	/* how long one may keep a slot from the next */
 #define DEFAULT_SPEED	10000	/* Mb/s of a device that does not say */
 #define LISTEN_BACKLOG	64
 
@@ -610,6 +611,7 @@ static void log_conn(int fd, const char *what, const struct sockaddr *peer)
 struct mrc_pending {
 	int fd;
 	size_t got;
+	uint64_t since_ms;		/* when it was accepted */
 	struct mrc_net_hello hello;
 };
 
@@ -699,12 +701,64 @@ static void pending_drop(struct mrc_pending *p)
 	p->got = 0;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Reads what has come of @p's hello.  Returns its fd once the hello is
+ * whole and names this listener (@p is then free), -1 otherwise: not yet,
+ * or the connection was dropped (gone, or for another listener).
+ */
+static int pending_read(struct mrc_listen *l, struct mrc_pending *p)
+{
+	ssize_t n;
+	int fd;
+
+	n = recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return -1;
+	if (n <= 0) {
+		/* a connector that went away: not the peer we wait for */
+		pending_drop(p);
+		return -1;
+	}
+	p->got += n;
+	if (p->got < sizeof(p->hello))
+		return -1;
+	if (ntohl(p->hello.magic) != MRC_NET_HANDLE_MAGIC ||
+	    ntohl(p->hello.version) != MRC_NET_HANDLE_VERSION ||
+	    be64toh(p->hello.cookie) != l->cookie) {
+		WARN("accept: a connection for another listener (stale handle?) dropped");
+		pending_drop(p);
+		return -1;
+	}
+	fd = p->fd;
+	p->fd = -1;
+	p->got = 0;
+	return fd;
+}
+
+/*
+ * The hellos of the connections already taken are read before the next is
+ * taken from the backlog, so that connections which say nothing (a port
+ * scan, a health check) cannot push out one that said its hello.  When
+ * every slot waits on a hello and another connection waits in the backlog,
+ * the oldest goes, once it has kept its slot for HELLO_WAIT_MS.
+ */
 static ncclResult_t net_accept(void *listen_comm, void **recv_comm)
 {
 	struct mrc_listen *l = obj_get(listen_comm, OBJ_LISTEN);
 	struct sockaddr_storage peer;
-	int i, fd, oldest = 0;
+	struct mrc_pending *p, *old;
+	struct pollfd pfd;
 	socklen_t len;
+	uint64_t now;
+	int i, fd;
 
 	if (!l || !recv_comm) {
 		WARN("accept: not a listen comm of this plugin");
@@ -712,62 +766,51 @@ static ncclResult_t net_accept(void *listen_comm, void **recv_comm)
 	}
 	*recv_comm = NULL;
 	for (;;) {
-		for (i = 0; i < MAX_PENDING && l->pend[i].fd >= 0; i++)
-			;
+		p = NULL;
+		old = NULL;
+		for (i = 0; i < MAX_PENDING; i++) {
+			if (l->pend[i].fd >= 0) {
+				fd = pending_read(l, &l->pend[i]);
+				if (fd >= 0)
+					goto accepted;
+			}
+			if (l->pend[i].fd < 0)
+				p = &l->pend[i];
+			else if (!old || l->pend[i].since_ms < old->since_ms)
+				old = &l->pend[i];
+		}
+		now = now_ms();
+		if (!p) {
+			pfd.fd = l->fd;
+			pfd.events = POLLIN;
+			pfd.revents = 0;
+			if (now - old->since_ms < HELLO_WAIT_MS || poll(&pfd, 1, 0) <= 0)
+				return ncclSuccess;
+			INFO(NCCL_NET, "accept: a connection silent for %llu ms makes room",
+			     (unsigned long long)(now - old->since_ms));
+			pending_drop(old);
+			p = old;
+		}
 		len = sizeof(peer);
 		fd = accept4(l->fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
+				return ncclSuccess;
 			WARN("accept: %s", strerror(errno));
 			return ncclSystemError;
 		}
-		/* a full table: the longest silent connector goes */
-		if (i == MAX_PENDING) {
-			i = oldest;
-			oldest = (oldest + 1) % MAX_PENDING;
-			pending_drop(&l->pend[i]);
-		}
 		sock_opts(fd, -1);
-		l->pend[i].fd = fd;
-		l->pend[i].got = 0;
-	}
-	for (i = 0; i < MAX_PENDING; i++) {
-		struct mrc_pending *p = &l->pend[i];
-		ssize_t n;
-
-		if (p->fd < 0)
-			continue;
-		n = recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got,
-			 MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-			continue;
-		if (n <= 0) {
-			/* a connector that went away: not the peer we wait for */
-			pending_drop(p);
-			continue;
-		}
-		p->got += n;
-		if (p->got < sizeof(p->hello))
-			continue;
-		if (ntohl(p->hello.magic) != MRC_NET_HANDLE_MAGIC ||
-		    ntohl(p->hello.version) != MRC_NET_HANDLE_VERSION ||
-		    be64toh(p->hello.cookie) != l->cookie) {
-			WARN("accept: a connection for another listener (stale handle?) dropped");
-			pending_drop(p);
-			continue;
-		}
-		fd = p->fd;
-		p->fd = -1;
+		p->fd = fd;
 		p->got = 0;
-		len = sizeof(peer);
-		if (!getpeername(fd, (struct sockaddr *)&peer, &len))
-			log_conn(fd, "accepted from", (struct sockaddr *)&peer);
-		return comm_new(fd, OBJ_RECV, recv_comm);
+		p->since_ms = now;
 	}
-	return ncclSuccess;
+accepted:
+	len = sizeof(peer);
+	if (!getpeername(fd, (struct sockaddr *)&peer, &len))
+		log_conn(fd, "accepted from", (struct sockaddr *)&peer);
+	return comm_new(fd, OBJ_RECV, recv_comm);
 }
 
 static ncclResult_t net_close_listen(void *listen_comm)
