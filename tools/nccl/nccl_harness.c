@@ -1148,6 +1148,38 @@ static int raw_connect(const void *handle)
 	return fd;
 }
 
+/*
+ * The connected stream sockets of this process in @handle's family (the
+ * plugin's: the harness keeps none open of its own), counted in *@n, and
+ * those with SO_KEEPALIVE on in *@on.
+ */
+static void keepalive_count(const void *handle, int *n, int *on)
+{
+	const struct mrc_net_handle *h = handle;
+	int fam = h->kind == MRC_NET_KIND_MRC ? mrc_family() : h->addr.v4.sin_family;
+	DIR *d = opendir("/proc/self/fd");
+	int fd, type, dom, lis, ka;
+	struct dirent *e;
+	socklen_t len;
+
+	*n = 0;
+	*on = 0;
+	while (d && (e = readdir(d))) {
+		fd = atoi(e->d_name);
+		len = sizeof(int);
+		if (e->d_name[0] == '.' || fd == dirfd(d) ||
+		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_STREAM ||
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) || dom != fam ||
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &lis, &len) || lis ||
+		    getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &ka, &len))
+			continue;
+		(*n)++;
+		*on += !!ka;
+	}
+	if (d)
+		closedir(d);
+}
+
 #define SILENT		6	/* more connections than the plugin has hello slots */
 
 /*
@@ -1218,7 +1250,7 @@ static ncclResult_t send_until_error(void *sc, char *buf, size_t len, double tim
 
 static int bad_input(double timeout)
 {
-	char handle[NCCL_NET_HANDLE_MAXSIZE], stale[NCCL_NET_HANDLE_MAXSIZE];
+	char handle[NCCL_NET_HANDLE_MAXSIZE], stale[NCCL_NET_HANDLE_MAXSIZE], what[96];
 	void *lc, *sc, *rc, *lc2, *sc2 = NULL, *rc2 = NULL, *req, *rreq, *smh, *rmh, *mh;
 	void *reqs[NCCL_NET_MAX_REQUESTS + 1];
 	struct mrc_net_handle *h;
@@ -1228,7 +1260,7 @@ static int bad_input(double timeout)
 	struct props pr;
 	ncclResult_t r1, r2;
 	double end, t_sc;
-	bool ok;
+	bool ok, ka_off;
 
 	if (start_plugin(&pr))
 		return 1;
@@ -1294,6 +1326,12 @@ static int bad_input(double timeout)
 		goto done;
 	}
 	expect_true("pair", true, "listen, connect and accept");
+	/* a peer that dies silently must fail its comms, not hang them */
+	keepalive_count(handle, &i, &sz);
+	ka_off = getenv("NCCL_MRC_KEEPALIVE") && !strcmp(getenv("NCCL_MRC_KEEPALIVE"), "0");
+	snprintf(what, sizeof(what), "SO_KEEPALIVE on %d of the pair's %d sockets, %s", sz, i,
+		 ka_off ? "none wanted (NCCL_MRC_KEEPALIVE=0)" : "both wanted");
+	expect_true("keepalive", i == 2 && sz == (ka_off ? 0 : 2), what);
 	expect("regmr_cuda", op.regMr(sc, buf, sizeof(buf), NCCL_PTR_CUDA, &mh), ncclInternalError);
 	expect("regmr_bad_comm", op.regMr((void *)0xdeadbeef, buf, sizeof(buf), NCCL_PTR_HOST, &mh),
 	       ncclInternalError);

@@ -17,6 +17,10 @@
  *				over the planes' devices)
  *   NCCL_MRC_FAMILY=tcp	plain TCP instead of AF_MRC, to compare against
  *				and to run where the module is not loaded
+ *   NCCL_MRC_KEEPALIVE=S	seconds a connection may be idle before it is
+ *				probed (default 10; 0: never): a probe every
+ *				2 s, 3 unanswered end it, so that a peer that
+ *				died silently fails the comm, not hangs it
  *
  * A message on the wire is a header (magic, tag, size) then the payload, so
  * that the receiver learns the size and checks the tag before it writes
@@ -57,6 +61,9 @@
 #define MAX_PENDING	4	/* accepted connections still owing their hello */
 #define HELLO_WAIT_MS	2000	/* how long one may keep a slot from the next */
 #define DEFAULT_SPEED	10000	/* Mb/s of a device that does not say */
+#define KEEPALIVE_IDLE	10	/* s: NCCL_MRC_KEEPALIVE's default */
+#define KEEPALIVE_INTVL	2	/* s between probes */
+#define KEEPALIVE_CNT	3	/* probes unanswered: the peer is gone */
 #define LISTEN_BACKLOG	64
 
 static ncclDebugLogger_t logger;
@@ -207,6 +214,7 @@ static struct {
 	int planes;
 	int speed;
 	int priority;			/* NCCL_MRC_PRIORITY, -1: unset */
+	int keepalive;			/* NCCL_MRC_KEEPALIVE, s; 0: off */
 	char name[16];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .priority = -1 };
 
@@ -414,10 +422,13 @@ static ncclResult_t setup(void)
 	}
 	close(fd);
 	g.priority = env_int("NCCL_MRC_PRIORITY", 0, 7, -1);
+	g.keepalive = env_int("NCCL_MRC_KEEPALIVE", 0, 32767, KEEPALIVE_IDLE);
 	g.speed = env_int("NCCL_MRC_SPEED", 1, 1 << 30, g.speed);
 	snprintf(g.name, sizeof(g.name), "%s", g.kind == MRC_NET_KIND_MRC ? "mrc0" : "mrc0-tcp");
-	INFO(NCCL_INIT | NCCL_NET, "%s (family %d) on %s, %d plane(s), %d Mb/s, priority %d",
-	     kind_name(g.kind), g.sock_family, g.addr_str, g.planes, g.speed, g.priority);
+	INFO(NCCL_INIT | NCCL_NET,
+	     "%s (family %d) on %s, %d plane(s), %d Mb/s, priority %d, keepalive %d s",
+	     kind_name(g.kind), g.sock_family, g.addr_str, g.planes, g.speed, g.priority,
+	     g.keepalive);
 	return ncclSuccess;
 }
 
@@ -572,11 +583,42 @@ static ncclResult_t net_set_attr(void *ctx, ncclNetAttr_v11_t *attr)
 
 /* ---- sockets --------------------------------------------------------------- */
 
-/* Options every data socket gets (a listener's pass to what it accepts). */
+/*
+ * Keepalive: a receive comm waits for data with nothing of its own in
+ * flight, so only probes notice a peer that died without a word (power
+ * lost, a hang, a partition).  AF_MRC takes TCP's SOL_TCP options for
+ * them and ends a connection with unacknowledged data at its own user
+ * timeout (30 s by default); TCP is given one to match the probes.
+ */
+static void keepalive(int fd)
+{
+	static bool warned;
+	int one = 1, idle = g.keepalive, intvl = KEEPALIVE_INTVL, cnt = KEEPALIVE_CNT;
+	unsigned int ms = (idle + intvl * cnt) * 1000U;
+
+	if (!idle)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(fd, SOL_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) ||
+	    setsockopt(fd, SOL_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) ||
+	    (g.kind == MRC_NET_KIND_TCP &&
+	     setsockopt(fd, SOL_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)))) {
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			WARN("SO_KEEPALIVE, TCP_KEEP*: %s: a peer that dies silently may go unnoticed",
+			     strerror(errno));
+	}
+}
+
+/*
+ * Options every data socket gets; a listener's pass to what it accepts
+ * (on AF_MRC as on TCP), which get them again all the same.
+ */
 static void sock_opts(int fd, int prio)
 {
 	int one = 1;
 
+	keepalive(fd);
 	if (g.kind == MRC_NET_KIND_MRC) {
 		/* small messages (NCCL's LL protocol) must not wait for more */
 		setsockopt(fd, SOL_MRC, MRC_NODELAY, &one, sizeof(one));
