@@ -45,6 +45,7 @@
  * Exit status 0 only with ok=1.  NCCL_DEBUG=INFO shows the plugin's log.
  */
 #include <dlfcn.h>
+#include <endian.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -1180,6 +1181,59 @@ static void keepalive_count(const void *handle, int *n, int *on)
 		closedir(d);
 }
 
+/*
+ * A peer that is not this plugin sends a header for a message larger than
+ * any (1 GiB + 1) into a receive posted with a larger buffer, 2 GiB (v8:
+ * INT_MAX): refused at once, not waited on.  Checks @name.
+ */
+static void header_over_max(const char *name, double timeout)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	const struct mrc_net_handle *h = (const void *)handle;
+	size_t big = ver == 8 ? INT_MAX : 2UL << 30;
+	struct mrc_net_hello hello;
+	struct mrc_net_msg_hdr hdr;
+	void *lc = NULL, *rc = NULL, *rreq = NULL;
+	unsigned int empty = 0;
+	ncclResult_t r = ncclInProgress;	/* not tested: the setup failed */
+	char *none = MAP_FAILED;
+	int fd = -1, sz;
+	double end;
+
+	if (p_listen(0, handle, &lc))
+		goto out;
+	fd = raw_connect(handle);
+	hello.magic = htonl(MRC_NET_HANDLE_MAGIC);
+	hello.version = htonl(MRC_NET_HANDLE_VERSION);
+	hello.cookie = htobe64(h->cookie);
+	if (fd < 0 || write(fd, &hello, sizeof(hello)) != sizeof(hello))
+		goto out;
+	for (end = now_s() + timeout; !rc && now_s() < end; idle(&empty))
+		if (p_accept(lc, &rc))
+			break;
+	/* a buffer nothing may be written into */
+	none = mmap(NULL, big, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!rc || none == MAP_FAILED || p_irecv(rc, none, big, DATA_TAG, NULL, &rreq) || !rreq)
+		goto out;
+	hdr.magic = htonl(MRC_NET_MSG_MAGIC);
+	hdr.tag = (int32_t)htonl(DATA_TAG);
+	hdr.size = htobe64(NCCL_NET_MAX_MSG_BYTES + 1);
+	if (write(fd, &hdr, sizeof(hdr)) != sizeof(hdr))
+		goto out;
+	/* the header is there at once; a plugin that takes it waits for the rest */
+	r = test_until(rreq, &sz, timeout < 5 ? timeout : 5);
+out:
+	expect(name, r, ncclInternalError);
+	if (rc)
+		op.closeRecv(rc);
+	if (lc)
+		op.closeListen(lc);
+	if (fd >= 0)
+		close(fd);
+	if (none != MAP_FAILED)
+		munmap(none, big);
+}
+
 #define SILENT		6	/* more connections than the plugin has hello slots */
 
 /*
@@ -1393,6 +1447,7 @@ static int bad_input(double timeout)
 	expect("oversize_then_irecv", p_irecv(rc, rbuf, 100, DATA_TAG, rmh, &rreq),
 	       ncclInvalidUsage);
 	test_until(req, &sz, timeout);
+	header_over_max("header_over_max", timeout);
 	expect("deregmr_send", op.deregMr(sc, smh), ncclSuccess);
 	/* a request still in flight when its comm closes goes with it */
 	expect("isend_before_close", p_isend(sc, buf, 10, DATA_TAG, NULL, &req), ncclSuccess);

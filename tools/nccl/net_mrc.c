@@ -36,6 +36,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -55,6 +56,9 @@
 #include "net_mrc.h"
 
 #define EXPORT		__attribute__((visibility("default")))
+
+/* test() reports a message's size as an int */
+_Static_assert(NCCL_NET_MAX_MSG_BYTES <= INT_MAX, "message size");
 
 #define MAX_REQS	NCCL_NET_MAX_REQUESTS
 #define MAX_COMMS	65536
@@ -1202,6 +1206,13 @@ static bool recv_header(struct mrc_comm *c, struct mrc_req *r)
 	}
 	tag = (int32_t)ntohl((uint32_t)c->rhdr.tag);
 	size = be64toh(c->rhdr.size);
+	/* no sender of this plugin sends more, whatever the buffer holds */
+	if (size > NCCL_NET_MAX_MSG_BYTES) {
+		snprintf(what, sizeof(what), "a header of %llu bytes, over the %ld of any message",
+			 (unsigned long long)size, NCCL_NET_MAX_MSG_BYTES);
+		comm_fail(c, ncclInternalError, what);
+		return false;
+	}
 	if (tag != r->tag) {
 		snprintf(what, sizeof(what), "a message with tag %d, the receive is for tag %d",
 			 tag, r->tag);
@@ -1411,6 +1422,7 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 	}
 	if (r->done) {
 		*done = 1;
+		/* isend() and recv_header() let no more than an int through */
 		if (sizes)
 			*sizes = (int)(r->comm->type == OBJ_SEND ? r->size : r->len);
 		req_free(r);
