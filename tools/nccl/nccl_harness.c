@@ -1484,7 +1484,8 @@ static int bad_input(double timeout)
 done:
 	if (ver >= 11) {
 		expect("finalize", p_finalize(net_ctx), ncclSuccess);
-		expect("finalize_twice", p_finalize(net_ctx), ncclInternalError);
+		/* warned about, not failed: nothing is left to tear down */
+		expect("finalize_twice", p_finalize(net_ctx), ncclSuccess);
 	}
 	fds1 = count_fds();
 	printf("summary role=bad version=%d checks=%d failed=%d fds_leaked=%d ok=%d\n", ver, checks,
