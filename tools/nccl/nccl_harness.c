@@ -1234,6 +1234,46 @@ out:
 		munmap(none, big);
 }
 
+/*
+ * Leaves a connect in progress, as NCCL does when it gives up on a
+ * communicator: to a listener of the harness's own (@fds[0]) whose accept
+ * queue a connection (@fds[1]) fills, so that it cannot finish.  True when
+ * the plugin's connect() was left waiting.
+ */
+static bool connect_held(int *fds)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct mrc_net_handle *h = (void *)handle;
+	struct sockaddr_storage ss;
+	void *lc = NULL, *sc = NULL;
+	socklen_t len;
+	bool held;
+	int fam;
+
+	fds[0] = -1;
+	fds[1] = -1;
+	if (p_listen(0, handle, &lc))
+		return false;
+	op.closeListen(lc);
+	fam = h->addr.v4.sin_family;
+	len = fam == AF_INET ? sizeof(h->addr.v4) : sizeof(h->addr.v6);
+	h->addr.v4.sin_port = 0;
+	fds[0] = socket(h->kind == MRC_NET_KIND_MRC ? mrc_family() : fam,
+			SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fds[0] < 0 || bind(fds[0], (struct sockaddr *)&h->addr, len) || listen(fds[0], 0) ||
+	    getsockname(fds[0], (struct sockaddr *)&ss, &len))
+		return false;
+	h->addr.v4.sin_port = ((struct sockaddr_in *)&ss)->sin_port;
+	fds[1] = raw_connect(handle);
+	if (fds[1] < 0)
+		return false;
+	usleep(100000);		/* the connection reaches the accept queue */
+	held = !p_connect(0, handle, &sc) && !sc;
+	if (sc)
+		op.closeSend(sc);
+	return held;
+}
+
 #define SILENT		6	/* more connections than the plugin has hello slots */
 
 /*
@@ -1310,11 +1350,11 @@ static int bad_input(double timeout)
 	struct mrc_net_handle *h;
 	unsigned int empty = 0;
 	static char buf[1 << 20], rbuf[1 << 20];
-	int fds0, fds1, i, sz, done, stack_var = 0;
+	int fds0, fds1, i, sz, done, stack_var = 0, held_fds[2];
 	struct props pr;
 	ncclResult_t r1, r2;
 	double end, t_sc;
-	bool ok, ka_off;
+	bool ok, ka_off, held;
 
 	if (start_plugin(&pr))
 		return 1;
@@ -1483,7 +1523,17 @@ static int bad_input(double timeout)
 	expect("close_listen2", op.closeListen(lc2), ncclSuccess);
 done:
 	if (ver >= 11) {
+		/* a connect NCCL gave up on goes with its context */
+		held = connect_held(held_fds);
+		fds1 = count_fds();
 		expect("finalize", p_finalize(net_ctx), ncclSuccess);
+		i = count_fds();
+		snprintf(what, sizeof(what), "%s: %d fds open before finalize, %d after",
+			 held ? "a connect left in progress" : "no connect could be held", fds1, i);
+		expect_true("finalize_abandoned_connect", held && i == fds1 - 1, what);
+		for (i = 0; i < 2; i++)
+			if (held_fds[i] >= 0)
+				close(held_fds[i]);
 		/* warned about, not failed: nothing is left to tear down */
 		expect("finalize_twice", p_finalize(net_ctx), ncclSuccess);
 	}

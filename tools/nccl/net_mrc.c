@@ -186,6 +186,15 @@ static void *obj_get(const void *h, enum obj_type type)
 	return p;
 }
 
+/* Puts slot @s back on the free list; table locked. */
+static void slot_free(struct obj_slot *s)
+{
+	s->ptr = NULL;
+	s->type = OBJ_NONE;
+	s->next_free = tab_free;
+	tab_free = s - tab + 1;
+}
+
 /* Retires the id @h of @type; returns its object, NULL if it was not live. */
 static void *obj_del(const void *h, enum obj_type type)
 {
@@ -196,13 +205,33 @@ static void *obj_del(const void *h, enum obj_type type)
 	s = obj_slot(h, type);
 	if (s) {
 		p = s->ptr;
-		s->ptr = NULL;
-		s->type = OBJ_NONE;
-		s->next_free = tab_free;
-		tab_free = s - tab + 1;
+		slot_free(s);
 	}
 	pthread_mutex_unlock(&tab_lock);
 	return p;
+}
+
+/*
+ * Unloaded (dlclose(), or the process exits): the table goes when nothing
+ * in it is live.  Live objects stay, and the table with them: a process may
+ * exit with NCCL's proxy threads still inside a call, and exit reclaims
+ * them anyway.
+ */
+__attribute__((destructor)) static void tab_unload(void)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&tab_lock);
+	for (i = 0; i < tab_len && !tab[i].ptr; i++)
+		;
+	if (i == tab_len) {
+		free(tab);
+		tab = NULL;
+		tab_len = 0;
+		tab_cap = 0;
+		tab_free = 0;
+	}
+	pthread_mutex_unlock(&tab_lock);
 }
 
 /* ---- global state -------------------------------------------------------- */
@@ -566,6 +595,8 @@ static ncclResult_t net_init_ctx(void **ctx, ncclNetCommConfig_v11_t *config,
 	return ncclSuccess;
 }
 
+static void connecting_drop_ctx(uint64_t ctx);
+
 static ncclResult_t net_finalize(void *ctx)
 {
 	struct mrc_ctx *c = obj_del(ctx, OBJ_CTX);
@@ -576,6 +607,7 @@ static ncclResult_t net_finalize(void *ctx)
 		return ncclSuccess;
 	}
 	free(c);
+	connecting_drop_ctx((uintptr_t)ctx);
 	return ncclSuccess;
 }
 
@@ -882,6 +914,7 @@ static ncclResult_t net_close_listen(void *listen_comm)
 
 struct mrc_connecting {
 	int fd;
+	uint64_t ctx;			/* the v11+ context it was started in, 0: none */
 	bool connected;
 	size_t sent;			/* hello bytes sent */
 	struct mrc_net_hello hello;
@@ -901,7 +934,33 @@ static void connecting_free(struct mrc_net_handle *h, struct mrc_connecting *c)
 	free(c);
 }
 
-static ncclResult_t connect_start(struct mrc_net_handle *h, int prio)
+/*
+ * The connects of context @ctx still in progress: NCCL gave up on them (it
+ * calls connect() until it gets a comm, and never after its communicator
+ * is finalized), and nothing else would close their sockets.  Plugin v8 to
+ * v10 have no finalize: an abandoned connect of theirs lasts as long as the
+ * process.
+ */
+static void connecting_drop_ctx(uint64_t ctx)
+{
+	struct mrc_connecting *c;
+	uint32_t i;
+
+	pthread_mutex_lock(&tab_lock);
+	for (i = 0; i < tab_len; i++) {
+		if (tab[i].type != OBJ_CONNECTING || !tab[i].ptr)
+			continue;
+		c = tab[i].ptr;
+		if (c->ctx != ctx)
+			continue;
+		close(c->fd);
+		free(c);
+		slot_free(&tab[i]);
+	}
+	pthread_mutex_unlock(&tab_lock);
+}
+
+static ncclResult_t connect_start(struct mrc_net_handle *h, int prio, uint64_t ctx)
 {
 	socklen_t len = h->addr.v4.sin_family == AF_INET ? sizeof(struct sockaddr_in) :
 			sizeof(struct sockaddr_in6);
@@ -927,6 +986,7 @@ static ncclResult_t connect_start(struct mrc_net_handle *h, int prio)
 		return ncclSystemError;
 	}
 	c->fd = fd;
+	c->ctx = ctx;
 	c->hello.magic = htonl(MRC_NET_HANDLE_MAGIC);
 	c->hello.version = htonl(MRC_NET_HANDLE_VERSION);
 	c->hello.cookie = htobe64(h->cookie);
@@ -986,7 +1046,7 @@ static ncclResult_t net_connect(void *ctx, int traffic_class, int dev, void *han
 			h->stage = 0;
 	}
 	if (!c) {
-		ret = connect_start(h, conn_priority(traffic_class));
+		ret = connect_start(h, conn_priority(traffic_class), (uintptr_t)ctx);
 		if (ret)
 			return ret;
 		c = obj_get(id_ptr(h->stage), OBJ_CONNECTING);
@@ -1518,10 +1578,7 @@ static void mr_drop_comm(uint64_t cid)
 		if (mr->comm != cid)
 			continue;
 		free(mr);
-		tab[i].ptr = NULL;
-		tab[i].type = OBJ_NONE;
-		tab[i].next_free = tab_free;
-		tab_free = i + 1;
+		slot_free(&tab[i]);
 	}
 	pthread_mutex_unlock(&tab_lock);
 }
