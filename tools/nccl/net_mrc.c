@@ -12,9 +12,14 @@
  *   NCCL_MRC_IFADDR=ADDR	listen on this IPv4 or IPv6 address (default:
  *				the first non-loopback IPv4 address)
  *   NCCL_MRC_PRIORITY=0..7	MRC_PRIORITY of every connection; 4 and up is
- *				urgent.  A v10+ comm's trafficClass overrides.
+ *				urgent.  A v11+ comm's trafficClass overrides
+ *				at both ends, a v10 one at the connector only
+ *				(v10's listen() takes no config).
  *   NCCL_MRC_SPEED=MBPS	the device speed reported (default: the sum
- *				over the planes' devices)
+ *				over the planes' devices: every device up,
+ *				not loopback, with an address of the family,
+ *				a management port too; set it, and the
+ *				address, on a cluster)
  *   NCCL_MRC_FAMILY=tcp	plain TCP instead of AF_MRC, to compare against
  *				and to run where the module is not loaded
  *   NCCL_MRC_KEEPALIVE=S	seconds a connection may be idle before it is
@@ -28,8 +33,13 @@
  * calls NCCL makes (isend, irecv, test): NCCL's proxy thread polls test().
  *
  * What NCCL gets back (comms, requests, registrations, contexts) is an id
- * in a table, not a pointer: a stale, closed, freed or foreign one is looked
- * up, found missing and answered with an error, never dereferenced.
+ * in a table, not a pointer: one that is stale, closed, freed or foreign
+ * when it is used is looked up, found missing and answered with an error,
+ * never dereferenced.  The table is locked; the objects are not, and hold
+ * no reference: a close that runs while another thread is inside a call on
+ * the same comm (or its requests) frees what that call uses.  NCCL makes
+ * the calls of one comm from one thread (the proxy thread that drives it),
+ * and the plugin relies on that, as NCCL's own plugins do.
  * Documentation/networking/mrc.rst, "NCCL network plugin", has the rest.
  */
 #include <arpa/inet.h>
@@ -173,6 +183,11 @@ static struct obj_slot *obj_slot(const void *h, enum obj_type type)
 	return &tab[i - 1];
 }
 
+/*
+ * The object of @h if it is a live id of @type.  Not held: it stays valid
+ * until the call that retires it, which must not run meanwhile on another
+ * thread (see the top of this file).
+ */
 static void *obj_get(const void *h, enum obj_type type)
 {
 	struct obj_slot *s;
