@@ -86,11 +86,14 @@ rc=$?
 end=$after
 if [ -n "$xport" ]; then
 	# a quick test: the transfer carries on until the wrap, and 0.2 s past
-	# it (a bounded wait: the test started at most LEAD_US before the wrap)
-	for ((i = 0; i < 3; i++)); do
-		[[ $end =~ ^[0-9]+$ && $before =~ ^[0-9]+$ && $before -lt $wrap ]] || break
-		[ "$end" -ge $((wrap + 200000)) ] && break
-		pause $((wrap + 200000 - end))
+	# it; bounded by the wall clock, LEAD_US and a second more (the test
+	# started at most LEAD_US before the wrap; a clock that stands still
+	# must not hang the run)
+	deadline=$((${EPOCHREALTIME/[.,]/} + lead + 1000000))
+	while [[ $end =~ ^[0-9]+$ && $before =~ ^[0-9]+$ ]] && [ "$before" -lt $wrap ] &&
+	      [ "$end" -lt $((wrap + 200000)) ] && [ "${EPOCHREALTIME/[.,]/}" -lt $deadline ]; do
+		w=$((wrap + 200000 - end))
+		pause $((w < 100000 ? w : 100000))
 		{ read -r end < "$clock"; } 2>/dev/null
 	done
 	kill -USR1 "$tx_pid" 2> /dev/null

@@ -26,7 +26,7 @@ expect() {
 	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
 }
 
-tap_plan 38
+tap_plan 39
 
 # ---- tap-count.awk -----------------------------------------------------------
 expect "tap-count: a full plan counts its results" "1 1 1" \
@@ -124,6 +124,13 @@ RESULTS=$tmp/results MRC_RUN_VM=$tmp/argv-run-vm.sh FAKE_DIR=$tmp MRC_DEBUG_SUIT
 	bash "$repo/tools/testing/selftest.sh" planes.sh multipath.sh@clock31 api_test > /dev/null 2>&1
 expect "selftest.sh: planes.sh and multipath.sh@clock31 under -icount, 1 vCPU; api_test not" \
 	"2 1" "$(grep -c '^icount=shift=1,sleep=off args=.* -c 1 ' "$tmp/argv") $(grep -c '^icount= ' "$tmp/argv")"
+# the whole list: the -icount suites first (make check builds the debug
+# kernel beside them), then the rest in the Makefile's order
+rm -f "$tmp/argv"
+RESULTS=$tmp/results MRC_RUN_VM=$tmp/argv-run-vm.sh FAKE_DIR=$tmp MRC_DEBUG_SUITES= \
+	bash "$repo/tools/testing/selftest.sh" > /dev/null 2>&1
+order=$(awk '{ print ($1 == "icount=") ? "n" : "i" }' "$tmp/argv" | uniq | tr -d '\n')
+expect "selftest.sh: with no list, every -icount suite runs before any other" "in" "$order"
 
 # ---- tap_timed: asserted under -icount, n/a (a skip make check allows) else
 timed() {	# MRC_ICOUNT OK: tap-count's strict counts of one tap_timed result
@@ -164,15 +171,19 @@ LEAD=100000 wrap 31 $(((1 << 31) - 400000)) $(((1 << 31) + 10)) 0 > /dev/null
 w=$(( (${EPOCHREALTIME/[.,]/} - t0) / 1000 ))
 tap_result $(( w >= 300 && w < 2000 )) "clock-wrap.sh: waits until LEAD_US before the wrap to start the test ($w ms)"
 # -x PORT: a fake mrc_xfer pair; the receiver reports what the sender, on
-# SIGUSR1, says it sent (FAKE_SHORT: 4 bytes fewer)
+# SIGUSR1, says it sent (FAKE_SHORT: 4 bytes fewer).  As mrc_xfer's, the
+# receiver's first bytes ("start") come after the sender caught SIGUSR1.
 cat > "$tmp/xfer" <<-'EOF2'
 	#!/bin/bash
 	d=$(dirname "$0")
 	case $1 in
-	-l) echo listening; echo 'start realtime=1'
+	-l) echo listening
+	    while [ ! -e "$d/ready" ]; do sleep 0.05; done
+	    echo 'start realtime=1'
 	    while [ ! -e "$d/sent" ]; do sleep 0.05; done
 	    echo "bytes=$(($(cat "$d/sent") - ${FAKE_SHORT:-0})) ok=1 secs=1" ;;
 	-c) trap 'echo 100 > "$d/sent.new"; mv "$d/sent.new" "$d/sent"; echo sent=100; exit 0' USR1
+	    : > "$d/ready"
 	    while :; do sleep 0.05; done ;;
 	esac
 EOF2
@@ -181,7 +192,7 @@ chmod +x "$tmp/xfer"
 # test moves the clock from FROM to TO, and (LATER) 0.3 s after it ends to LATER
 xwrap() {
 	local rc
-	rm -f "$tmp/sent"
+	rm -f "$tmp/sent" "$tmp/ready"
 	echo "$1" > "$tmp/clock"
 	MRC_CLOCK_US_FILE=$tmp/clock MRC_WRAP_XFER=$tmp/xfer bash "$repo/tools/testing/clock-wrap.sh" \
 		-x 1 31 1000000 bash -c "echo '1..1'; echo 'ok 1 t'; echo '$2' > '$tmp/clock'
