@@ -86,16 +86,11 @@ fi
 
 # NAME@debug runs NAME on the debug guest kernel (KASAN, KFENCE, lockdep,
 # kmemleak, DEBUG_NET...: tools/testing/vm/debug-kernel.sh, built once and
-# cached); the others on Debian's production kernel.  An entry whose
+# cached); the others on Debian's production kernel.  The kernel is asked
+# for when the first such entry comes (kernel_of), so that make check can
+# build it beside the -icount suites, which run first.  An entry whose
 # kernel did not build fails.
 debug_kernel=
-for t in "${tests[@]}"; do
-	case $t in *@debug)
-		debug_kernel=$(bash "$repo/tools/testing/vm/debug-kernel.sh") ||
-			debug_kernel=none
-		break ;;
-	esac
-done
 # The suites that time failovers (gaps, goodput during and after a
 # failure) run, with their clock-wrap variants, under TCG's -icount on one
 # vCPU: the guest's clock counts the instructions it executes and skips
@@ -116,6 +111,21 @@ icount_of() {	# ENTRY: the MRC_ICOUNT it runs under ("" for none)
 kernel_of() {	# ENTRY: the MRC_DEBUG_KERNEL it runs under ("" for production)
 	case $1 in *@debug) echo "$debug_kernel" ;; esac
 }
+# Without arguments the -icount suites go first, then the debug kernel's,
+# then the rest: under -icount a suite runs on one host thread and its
+# clock counts instructions, so make check builds the debug kernel on the
+# other core meanwhile (check.sh), and no suite without that guarantee
+# ever runs beside the build.
+if [ $# -eq 0 ]; then
+	first=() second=() rest=()
+	for t in "${tests[@]}"; do
+		if [ -n "$(icount_of "$t")" ]; then first+=("$t")
+		elif [ "${t%@debug}" != "$t" ]; then second+=("$t")
+		else rest+=("$t")
+		fi
+	done
+	tests=("${first[@]}" "${second[@]}" "${rest[@]}")
+fi
 # the hang guard: KASAN, lockdep and kmemleak make a guest two to three
 # times slower under TCG (crafted_peer.sh: 10 min against 4)
 timeout_of() {	# ENTRY
@@ -128,6 +138,9 @@ for t in "${tests[@]}"; do
 	out=$results/$t
 	mkdir -p "$out"
 	icount=$(icount_of "$t")
+	if [ "${t%@debug}" != "$t" ] && [ -z "$debug_kernel" ]; then
+		debug_kernel=$(bash "$repo/tools/testing/vm/debug-kernel.sh") || debug_kernel=none
+	fi
 	echo "# selftest: $t${icount:+ (-icount $icount, 1 vCPU)}"
 	(cd "$dir" && export MRC_DEBUG_KERNEL="$(kernel_of "$t")" &&
 	 { [ "$MRC_DEBUG_KERNEL" != none ] || { echo "# the debug kernel did not build"; false; }; } &&
