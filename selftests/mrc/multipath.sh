@@ -8,6 +8,8 @@
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
 trap 'kill $(jobs -p) 2>/dev/null; fabric_down' EXIT
+MRCCTL=$(cd ../../tools/mrcctl && pwd)/mrcctl
+mrcctl() { "$MRCCTL" "$@"; }
 SPINES=4
 out=$(mktemp -d)
 
@@ -156,30 +158,87 @@ if [ -n "${MP_FAILOVER_RUNS:-}" ]; then
 	tap_done
 fi
 
-# spray DST BYTES NAME: a transfer; every spine must carry >= 10 % of it.
+# ev_spines DST: how many of a's connection to DST:7000's EVs leaf l1 hashes
+# onto each spine ("N1 N2 ..."), asked of l1's own route lookup with each
+# EV's 5-tuple, in one ip -batch: for IPv4 `ip route get ... iif` builds a
+# packet and hashes it as forwarding does (policy 3, fields 0x37).  Not for
+# IPv6: there the lookup hashes the flow (rt6_multipath_custom_hash_fl6())
+# and forwarding the packet, whose hash is that one mixed again with the
+# inner header's (jhash_2words(), rt6_multipath_custom_hash_skb()), so the
+# answer is another spine's.  Empty when the connection or a lookup is
+# missing.
+ev_spines() {
+	local n i
+	# the EV table of the connection block whose header names DST:7000
+	mrcctl -n $NS_A conn show -e 2>/dev/null | awk -v dst="$1" '
+		/^id / { on = index($0, " -> " dst ":7000 ") > 0 }
+		on && $1 ~ /^[0-9]+$/ && $2 == "active" { print $1 }' > "$out/evports"
+	[ -s "$out/evports" ] || return 1
+	awk -v dst="$1" -v src=$A4 \
+		'{ print "route get " dst " from " src " iif a0 ipproto udp sport " $1 " dport 4797" }' \
+		"$out/evports" | ip -n $NS_L1 -batch - 2>/dev/null |
+		grep -o 'dev s[0-9]*' | sed 's/dev s//' > "$out/evspines"
+	[ "$(wc -l < "$out/evspines")" = "$(wc -l < "$out/evports")" ] || return 1
+	for i in $(seq 1 "$SPINES"); do
+		n=$(grep -cx "$i" "$out/evspines")
+		echo -n "$n "
+	done
+	echo
+}
+
+# spray DST BYTES NAME: a transfer; the sender pauses after connecting
+# (-P 0) so that its EVs can be listed first.  Which spine an EV lands on
+# is the switches' hash, not MRC's choice: 64 random ports put binomially
+# many EVs on each of 4 spines (8 of 64 in one run, 25 in another) and a
+# spine's share of the packets follows its EVs' (a CI run's 9.4 % failed a
+# bound of 10 % on every spine: the hash's lottery).  MRC's part is to
+# spray over all its EVs alike.  IPv4: every spine has EVs and carries at
+# least half of its EVs' share of the packets (86-97 % of it in 10 runs).
+# IPv6, whose EVs cannot be mapped (ev_spines): every spine carries >= 3 %
+# of the packets (its EVs' share, 25 % on average, is below 6 % on some spine
+# in one run of 14,000; the packets' share is at least half of that).
 spray() {
-	local before after i d total=0 min=-1
+	local before after i d total=0 tx evs=() nev=0 worst=1000 least=-1 r ok
 	read -ra before <<< "$(fabric_counts ab)"
 	xfer_start $NS_B 7000 "$out/rx" $([ "${1#*:}" != "$1" ] && echo -6) || return 1
-	ip netns exec $NS_A ./mrc_xfer -c "$1" -p 7000 -n "$2" > "$out/tx" 2>&1
+	ip netns exec $NS_A ./mrc_xfer -c "$1" -p 7000 -n "$2" -P 0 > "$out/tx" 2>&1 &
+	tx=$!
+	if wait_line "$out/tx" '^paused' 300 && [ "${1#*:}" = "$1" ]; then
+		read -ra evs <<< "$(ev_spines "$1")"
+	fi
+	kill -USR2 $tx 2>/dev/null
+	wait $tx
 	wait $XFER_PID || { cat "$out/rx" "$out/tx"; return 1; }
 	read -ra after <<< "$(fabric_counts ab)"
 	for i in $(seq 0 $((SPINES - 1))); do
 		d=$((after[i] - before[i]))
 		total=$((total + d))
-		[ $min -lt 0 ] || [ $d -lt $min ] && min=$d
+		[ $least -lt 0 ] || [ $d -lt $least ] && least=$d
+		nev=$((nev + ${evs[i]:-0}))
 	done
-	echo "# $3: $(tail -n 1 "$out/rx"); per-spine packets a->b: ${after[*]} (before ${before[*]})"
+	for i in $(seq 0 $((SPINES - 1))); do
+		d=$((after[i] - before[i]))
+		# a spine's packet share over its EVs' share, in per cent
+		[ "${evs[i]:-0}" -gt 0 ] && [ $total -gt 0 ] &&
+			r=$((d * nev * 100 / (total * evs[i]))) && [ $r -lt $worst ] && worst=$r
+	done
+	echo "# $3: $(tail -n 1 "$out/rx"); per-spine packets a->b: ${after[*]} (before ${before[*]})${evs[*]:+; EVs per spine: ${evs[*]}, the least packet share against that of its EVs $worst %}"
 	# every spine counted (an empty count would read 0 and pass the share)
 	[ ${#before[@]} = "$SPINES" ] && [ ${#after[@]} = "$SPINES" ] &&
 		is_num "${before[@]}" "${after[@]}" && [ $total -gt 0 ] &&
-		xfer_intact "$out/rx" "$out/tx" "$2" && [ $((min * 100)) -ge $((total * 10)) ]
+		xfer_intact "$out/rx" "$out/tx" "$2" || return 1
+	if [ "${1#*:}" = "$1" ]; then
+		ok=$(( ${#evs[@]} == SPINES && worst >= 50 ))
+		[ $ok = 1 ] && is_num "${evs[@]}" && ! [[ " ${evs[*]} " =~ " 0 " ]]
+	else
+		[ $((least * 100)) -ge $((total * 3)) ]
+	fi
 }
 tb0=$(mrc_stat $NS_A TxBursts) rb0=$(mrc_stat $NS_B RxBatches) rt0=$(mrc_stat $NS_B RxTrains)
 spray $B4 $((32 << 20)) IPv4
-tap_result $(( $? == 0 )) "IPv4: a 32 MiB transfer arrives intact with >= 10% of its packets on every spine"
+tap_result $(( $? == 0 )) "IPv4: a 32 MiB transfer arrives intact, every spine with EVs and >= half their share of the packets"
 spray $B6 $((16 << 20)) IPv6
-tap_result $(( $? == 0 )) "IPv6: a 16 MiB transfer arrives intact with >= 10% of its packets on every spine"
+tap_result $(( $? == 0 )) "IPv6: a 16 MiB transfer arrives intact, >= 3 % of its packets on every spine"
 # Bursts (the namespace's burst-max, 44 by default): GSO skbs out, taken
 # whole at b; with burst-max 1 (or the module's burst_max=1) none.
 # An aggregate that is the connection's next data is queued whole, not cut
