@@ -117,7 +117,8 @@ read -ra f0 <<< "$(ipfwd | tr '\n' ' ')"
 pair_start ladder "" "$LADDER" NCCL_MRC_PRIORITY=5
 # the sender's host lists the connection to the listener while it runs
 wait_line "$out/ladder.rx" '^listening' 600
-port=$(kv "$out/ladder.rx" port)
+# (not kv: "transport=" ends in "port=" too)
+port=$(sed -n 's/^listening .* port=\([0-9]*\) .*/\1/p' "$out/ladder.rx" | tail -n 1)
 num port
 # (and, once, the AF_MRC sockets of the hosts' namespaces: the count that
 # must come back to sockets0 at the end has to see the plugin's)
