@@ -63,6 +63,7 @@
 #include <sys/stat.h>
 #include <linux/mrc.h>
 
+#include "mrc_lib.h"
 #include "net_mrc.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -1112,20 +1113,6 @@ static bool pair_ok(void *sc, void *rc, char *buf, char *rbuf, size_t len, doubl
 		return false;
 	return !test_until(req, &ssz, timeout) && !test_until(rreq, &sz, timeout) &&
 	       sz == (int)len && pat_check(rbuf, len, 1) < 0;
-}
-
-/* The AF_MRC number the loaded module registered, as the plugin finds it. */
-static int mrc_family(void)
-{
-	FILE *f = fopen("/sys/module/mrc/parameters/family", "r");
-	int fam = AF_MRC;
-
-	if (f) {
-		if (fscanf(f, "%d", &fam) != 1)
-			fam = AF_MRC;
-		fclose(f);
-	}
-	return fam;
 }
 
 /*

@@ -61,18 +61,14 @@ rx='' tx='' rx_pid='' tx_pid=''
 if [ -n "$xport" ]; then
 	rx=$(mktemp) tx=$(mktemp)
 	trap 'kill "$tx_pid" "$rx_pid" 2> /dev/null; rm -f "$rx" "$tx"' EXIT
+	# lib.sh's waits and verdict (before the clock's first read: execs may run)
+	. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/mrc/lib.sh"
 	"$xfer" -l -p "$xport" -i 1000 > "$rx" 2>&1 &
 	rx_pid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q listening "$rx" && break
-		pause 100000
-	done
+	wait_line "$rx" listening 100
 	"$xfer" -c 127.0.0.1 -p "$xport" -n $((1 << 40)) -d 3600 > "$tx" 2>&1 &
 	tx_pid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q '^start realtime=' "$rx" && break
-		pause 100000
-	done
+	xfer_flowing "$rx"
 fi
 
 # the clock's reads are builtins too, empty when there is no clock
@@ -127,10 +123,8 @@ else
 	echo "not ok 1 MRC's clock crossed 2^$bits us with a transfer in flight (test from '$before' to '$after', transfer to '$end', 2^$bits = $wrap)"
 	fail=1
 fi
-got=$(grep -o '^bytes=[0-9]*' "$rx" | tail -n 1) sent=$(grep -o 'sent=[0-9]*' "$tx" | tail -n 1)
-if [ -n "$sent" ] && [ "${got#bytes=}" = "${sent#sent=}" ] && grep -q ' ok=1 ' "$rx" &&
-	! grep -q '^error=' "$rx" "$tx"; then
-	echo "ok 2 the transfer across the wrap arrived whole, every byte checked (${sent#sent=} bytes)"
+if xfer_intact "$rx" "$tx"; then
+	echo "ok 2 the transfer across the wrap arrived whole, every byte checked ($(kv "$tx" sent) bytes)"
 else
 	echo "not ok 2 the transfer across the wrap arrived whole (receiver: $(grep -v '^tick' "$rx" | tr '\n' ' '); sender: $(tr '\n' ' ' < "$tx"))"
 	fail=1
