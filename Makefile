@@ -105,8 +105,9 @@ selftest: all
 # Long hostile-input run (selftests/mrc/hardening.sh with STRESS=1) in the VM,
 # bounded at 12 minutes; the guest log lands in results/stress.  Then
 # trinity against AF_MRC for 3 minutes (make check runs it for 30 s), the
-# one-spine failover 20 times (worst run reported), the soak, and the
-# demo, collective.sh and multipath.sh 20 times each on the debug kernel.
+# one-spine failover 20 times (worst run reported), the soak, and
+# planes.sh and multipath.sh 20 times under -icount beside a busy VM: the
+# demo, collective.sh and multipath.sh on the debug kernel (timed-loops.sh).
 .PHONY: stress soak
 stress: all
 	cd selftests/mrc && bash ../../tools/testing/vm/run-vm.sh -o $(CURDIR)/results/stress \
@@ -120,8 +121,9 @@ stress: all
 	RESULTS=$(CURDIR)/results/stress-per-packet MRC_MODPARAMS=burst_max=1 \
 		bash tools/testing/selftest.sh
 	@bash tools/testing/soak.sh
+	@# planes.sh and multipath.sh 20 times under -icount while another VM runs
 	@# the demo, collective.sh and multipath.sh 20 times each on the debug kernel
-	@bash tools/testing/debug-loops.sh
+	@MRC_TIMED_BUSY=1 bash tools/testing/timed-loops.sh
 
 # The two once-flaky runs, SOAK_N (5) times each, every console kept in
 # results/soak/CASE/RUN; results/soak/summary.txt classifies each failure.

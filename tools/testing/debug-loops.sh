@@ -5,7 +5,8 @@
 # debug guest kernel (KASAN, KFENCE, lockdep, kmemleak...), every console kept
 # in results/debug-loops/CASE/RUN.  A run fails on its own exit status or on
 # any splat in its guest log (run-vm.sh); results/debug-loops/summary.txt
-# counts, per case, runs, failures and splats with the first line of each.
+# has a line a run (its status, the first line of any splat), then per case
+# the runs, failures and splats.
 # Usage: debug-loops.sh [CASE...]   (demo, collective.sh, multipath.sh)
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,10 +20,11 @@ cases=("$@")
 timeout=$(sed -n 's/^timeout=//p' "$repo/selftests/mrc/settings")
 summary=$out/summary.txt
 : > "$summary"
-bad=0
-for c in "${cases[@]}"; do
-	fails=0 splats=0
-	for i in $(seq 1 "$n"); do
+# run-major, so that a loop stopped early (timed-loops.sh stops its busy
+# VM when its own runs end) has covered every case about equally
+declare -A fails splats runs
+for i in $(seq 1 "$n"); do
+	for c in "${cases[@]}"; do
 		d=$out/$c/$i
 		mkdir -p "$d"
 		if [ "$c" = demo ]; then
@@ -35,11 +37,16 @@ for c in "${cases[@]}"; do
 		rc=$?
 		splat=$(grep -E -m1 -h -f "$repo/tools/testing/vm/splat-patterns" \
 			"$d"/console*.log 2>/dev/null)
-		[ -n "$splat" ] && { splats=$((splats + 1)); echo "$c run $i: $splat" >> "$summary"; }
-		[ "$rc" -eq 0 ] || fails=$((fails + 1))
-		echo "# debug-loops: $c run $i/$n: rc=$rc${splat:+ splat: $splat}"
+		runs[$c]=$((${runs[$c]:-0} + 1))
+		[ -n "$splat" ] && splats[$c]=$((${splats[$c]:-0} + 1))
+		[ "$rc" -eq 0 ] || fails[$c]=$((${fails[$c]:-0} + 1))
+		echo "$c run $i: rc=$rc${splat:+ splat: $splat}" | tee -a "$summary"
 	done
-	echo "$c: $n runs, $fails failed, $splats with a splat" | tee -a "$summary"
-	[ "$fails" -eq 0 ] && [ "$splats" -eq 0 ] || bad=1
+done
+bad=0
+for c in "${cases[@]}"; do
+	echo "$c: ${runs[$c]} runs, ${fails[$c]:-0} failed, ${splats[$c]:-0} with a splat" |
+		tee -a "$summary"
+	[ "${fails[$c]:-0}" -eq 0 ] && [ "${splats[$c]:-0}" -eq 0 ] || bad=1
 done
 exit "$bad"
