@@ -31,7 +31,7 @@ for i in $(seq 1 "$n"); do
 		mkdir -p "$d"
 		if [ "$c" = demo ]; then
 			# demo.sh empties its results folder: its own, inside
-			MRC_DEMO_RESULTS=$d/demo bash "$repo/tools/demo/demo.sh" > "$d/out.log" 2>&1
+			MRC_DEMO_RESULTS=$d/demo MRC_DEMO_TIMEOUT=$timeout bash "$repo/tools/demo/demo.sh" > "$d/out.log" 2>&1
 		else
 			(cd "$repo/selftests/mrc" &&
 			 bash "$repo/tools/testing/vm/run-vm.sh" -o "$d" -t "$timeout" "./$c") \
