@@ -114,7 +114,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 # --- the size ladder over MRC, then over TCP ------------------------------
 LADDER="-t 16m -B 128m"
 read -ra f0 <<< "$(ipfwd | tr '\n' ' ')"
-pair_start ladder "" "$LADDER" NCCL_MRC_PRIORITY=5
+pair_start ladder "-B 128m" "$LADDER" NCCL_MRC_PRIORITY=5
 # the sender's host lists the connection to the listener while it runs
 wait_line "$out/ladder.rx" '^listening' 600
 # (not kv: "transport=" ends in "port=" too)
@@ -157,7 +157,7 @@ echo "# packets forwarded by each spine:" \
 	"$(for i in 0 1 2 3; do printf '%d ' $((f1[i] - f0[i])); done)"
 tap_result $(( crossed )) "... and its traffic crossed every spine"
 
-pair_start tcp "" "$LADDER" NCCL_MRC_FAMILY=tcp
+pair_start tcp "-B 128m" "$LADDER" NCCL_MRC_FAMILY=tcp
 pair_wait tcp
 rc=$?
 steps=$(grep -c '^step .* ok=1$' "$out/tcp.rx")
@@ -188,7 +188,7 @@ paste -d ' ' "$out/m" "$out/t" | sed 's/^/#   /'
 blackhole_run() {
 	local name=$1 tick=100 t0 tb0 tb th s0 s1 a b i rc
 	shift
-	pair_start "$name" "-i $tick -g 200" "-d 14 -z 256k" "$@"
+	pair_start "$name" "-B 8m -i $tick -g 200" "-d 14 -z 256k" "$@"
 	BH_SPINE=0 BH_PRE='' BH_PRE_ALL='' BH_CARRIED=0 BH_SENT='' BH_ALL='' BH_DEAD=0
 	if ! wait_line "$out/$name.rx" '^start realtime=' 600; then
 		pair_wait "$name"
