@@ -755,6 +755,25 @@ static bool mrc_tail_joins_frags(struct mrc_sock *msk)
 }
 
 /*
+ * Whether a send's short last chunk, a new segment, waits behind unsent ones (a
+ * closed peer window, a full congestion window): later sends then fill
+ * it to a full segment in place (mrc_fill_tail()) if it has the room.
+ * Sized to the chunk, it kept its kmalloc slack only, and small messages
+ * behind a closed window went out as 384-byte packets, each a full
+ * segment of the peer's window and a truesize of its buffer (an NCCL
+ * ladder's 4-byte messages: 202 of 5794 packets).  Copied, with room:
+ * a page fragment could grow in place too, but sk_page_frag() is the
+ * task's, and another socket's send in between would leave one tiny
+ * segment per message, each pinning a page.  Behind fragment segments a
+ * send's last chunk joins them instead (mrc_tail_joins_frags()).
+ */
+static bool mrc_tail_waits(struct mrc_sock *msk, size_t chunk)
+{
+	return msk->sk.sk_type == SOCK_STREAM && msk->send_head && chunk < msk->mss &&
+	       !mrc_tail_joins_frags(msk);
+}
+
+/*
  * Appends up to @len bytes of @msg to unsent page fragment segment @tail,
  * in place, when its bytes end where the socket's page fragment goes on
  * (tcp_sendmsg()'s skb_can_coalesce()): its header room stays in front.
@@ -1023,8 +1042,10 @@ static int mrc_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		chunk = min_t(size_t, len - copied, msk->mss);
 		chunk = min_t(size_t, chunk, max_t(int, READ_ONCE(sk->sk_sndbuf) / 4 -
 						   SKB_TRUESIZE(0), 256));
-		/* a held tail gets room to grow to a full segment */
-		room = msk->cork || msk->more ? max_t(size_t, chunk, msk->mss) : chunk;
+		/* a held or waiting tail gets room to grow to a full segment */
+		room = msk->cork || msk->more ||
+		       (chunk == len - copied && mrc_tail_waits(msk, chunk)) ?
+		       max_t(size_t, chunk, msk->mss) : chunk;
 		frag = room == chunk && (chunk == msk->mss ||
 					 (chunk == len - copied && mrc_tail_joins_frags(msk)));
 		err = mrc_send_wait(msk, &timeo, frag ? mrc_frag_seg_truesize(chunk) :
