@@ -100,7 +100,7 @@ debug_kernel=
 # one host thread and each sees the other's turn as 20-50 ms gaps; shift=1
 # (2 ns an instruction) so the guest's CPU, not its links, is seldom the
 # limit.  MRC_ICOUNT_SUITES replaces the list ("" runs them all without).
-icount_suites=${MRC_ICOUNT_SUITES-planes.sh multipath.sh}
+icount_suites=${MRC_ICOUNT_SUITES-planes.sh multipath.sh nccl.sh}
 icount_of() {	# ENTRY: the MRC_ICOUNT it runs under ("" for none)
 	local s
 	case $1 in *@debug) return ;; esac
