@@ -26,7 +26,7 @@ expect() {
 	tap_result "$([ "$2" = "$3" ] && echo 1 || echo 0)" "$1 ($3)"
 }
 
-tap_plan 39
+tap_plan 43
 
 # ---- tap-count.awk -----------------------------------------------------------
 expect "tap-count: a full plan counts its results" "1 1 1" \
@@ -114,6 +114,33 @@ expect "selftest.sh: a tool not installed is a failure" "1 1 0" "$(verdict tools
 expect "selftest.sh: exit 4 with only the machine's skips is a skip" "0 0 1" "$(verdict envskip)"
 expect "selftest.sh: exit 4 with nothing printed fails" "0 1 0" "$(verdict bare4)"
 expect "selftest.sh: a passing suite passes" "2 0 0" "$(verdict pass)"
+# an Oops whose EFLAGS no CPU can hold runs the suite once more; a real one not
+cat > "$tmp/oops-run-vm.sh" <<-'EOF'
+	out=$2
+	while [ $# -gt 1 ]; do shift; done
+	s=$FAKE_DIR/${1#./}
+	n=$(( $(cat "$s.runs" 2>/dev/null || echo 0) + 1 ))
+	echo "$n" > "$s.runs"
+	echo '1..2'; echo 'ok 1 a'
+	[ "$n" -ge "$(cat "$s.good")" ] && { echo 'ok 2 b'; exit 0; }
+	printf '[  1.0] Oops: 0000 [#1]\n[  1.1] RSP: 0018:ffffc900005e38e0 EFLAGS: %s\n' \
+		"$(cat "$s.eflags")" > "$out/console.log"
+	exit 125
+EOF
+oops() {	# SUITE EFLAGS GOOD_FROM_RUN: selftest.sh's counts, emulator faults, runs
+	echo "$2" > "$tmp/$1.eflags"; echo "$3" > "$tmp/$1.good"; rm -f "$tmp/$1.runs"
+	RESULTS=$tmp/results MRC_RUN_VM=$tmp/oops-run-vm.sh FAKE_DIR=$tmp \
+		bash "$repo/tools/testing/selftest.sh" "$1" > /dev/null 2>&1
+	echo "$(cat "$tmp/results/selftest/counts") $(cat "$tmp/results/selftest/emulator-faults")" \
+		"$(cat "$tmp/$1.runs")"
+}
+expect "selftest.sh: an Oops with reserved EFLAGS bits (07742646) is run again, and counted" \
+	"2 0 0 1 2" "$(oops emu 07742646 2)"
+expect "selftest.sh: ... once: a second such fault fails" "1 1 0 1 2" "$(oops emu2 07742646 3)"
+expect "selftest.sh: an Oops with EFLAGS bit 1 clear is the emulator's too" "2 0 0 1 2" \
+	"$(oops emu3 00000244 2)"
+expect "selftest.sh: an Oops with a CPU's EFLAGS (00010246) fails at once" "1 1 0 0 1" \
+	"$(oops real 00010246 2)"
 # the suites that time failovers run under -icount on one vCPU, others not
 cat > "$tmp/argv-run-vm.sh" <<-'EOF'
 	echo "icount=${MRC_ICOUNT:-} args=$*" >> "$FAKE_DIR/argv"
