@@ -277,6 +277,12 @@ fail_gap() {
 	}' "$out/rx")"
 	echo "# gaps >= 20 ms (start ms:length ms): $(awk '/^gap/ { split($2, t, "="); split($3, g, "=")
 		if (g[2] >= 20) printf "%s:%s ", t[2], g[2] }' "$out/rx")"
+	# every gap the window judges, placed from the failure's command: which
+	# one was the longest (a stall before the failure or a recovery after)
+	[ "$1" = -9 ] || echo "# gaps >= 5 ms in the window (ms from the failure's command:length ms): $(
+		awk -v lo="$1" -v hi="$2" '/^gap/ { split($2, t, "="); split($3, g, "=")
+		if (t[2] >= lo * 1000 - 50 && t[2] <= hi * 1000 + 300)
+			printf "%+.1f:%s ", t[2] - lo * 1000, g[2] }' "$out/rx")"
 	echo "# the guest stood still $(awk '/^stall_watch=off/ { off = 1 }
 		/^stall / { split($3, g, "="); n++; s += g[2] }
 		END { if (off) printf "(not measured: no real-time watcher)"
