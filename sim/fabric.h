@@ -49,6 +49,8 @@ struct SimPacket {
 	uint64_t sack = 0;
 	uint16_t ev = 0, ackEv = 0;
 	uint8_t flags = 0;
+	uint32_t dsackTsval = 0;	// MRC_F_DSACK's struct mrc_dsack
+	uint16_t dsackEv = 0;
 	ns3::Ptr<ns3::Packet> ip;	// an ns-3 IPv4 packet (TCP)
 };
 

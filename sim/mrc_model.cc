@@ -350,6 +350,20 @@ void MrcFlow::ackRcv(const SimPacket &h)
 	if (mrc_psn_after(ack, snd_nxt) || mrc_psn_before(ack, snd_una - MRC_RCV_WINDOW_PKTS))
 		return;
 	echoRcv(evs.data(), evs.size(), h.ackEv, h.tsecr, snd_echo_port, snd_echo_tsecr);
+	// input.c: mrc_dsack_rcv()
+	if ((h.flags & MRC_F_DSACK) && !rto_verdict_due &&
+	    (h.dsackEv != dsack_seen_port || h.dsackTsval != dsack_seen_tsval)) {
+		dsack_seen_port = h.dsackEv;
+		dsack_seen_tsval = h.dsackTsval;
+		if (mrc_rtt_from_echo(mrc_ts_clock(0, now), h.dsackTsval, &rttUs) &&
+		    rttUs <= prm.maxRtoUs) {
+			int i = mrc_ev_find_port(evs.data(), evs.size(), h.dsackEv);
+
+			mrc_rtt_hi_sample(&rtt_hi, now, rttUs, slowest_rtt_us);
+			if (i >= 0)
+				mrc_ev_rtt_sample(&evs[i], rttUs, rtt.srtt_us);
+		}
+	}
 	if ((h.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
 		int i = mrc_ev_find_port(evs.data(), evs.size(), h.ackEv);
 
@@ -509,6 +523,14 @@ void MrcFlow::sendAck(u8 flags, int avoid, bool twice)
 	p->sack = mrc_sack_bitmap(held, n, rcv_nxt);
 	p->tsecr = last_tsval;
 	p->ackEv = last_ev;
+	// output.c: mrc_ack_payload()
+	if (dsack_due) {
+		dsack_due = false;
+		p->flags |= MRC_F_DSACK;
+		p->dsackTsval = dsack_tsval;
+		p->dsackEv = dsack_port;
+		p->bytes += sizeof(struct mrc_dsack);
+	}
 	if (twice) {
 		SimPacket *copy = fab.alloc();
 		int second = evOrFallback(mrc_ev_pick_ack(rcvEvs.data(), rcvEvs.size(), idx,
@@ -543,7 +565,14 @@ void MrcFlow::dataRcv(const SimPacket &h)
 	bool ackNow = h.flags & (MRC_F_ACKNOW | MRC_F_FIN | MRC_F_PROBE);
 	u32 psn = h.psn;
 
+	// mrc_dup_rcv()
+	auto dupRcv = [&]() {
+		dsack_due = true;
+		dsack_port = h.ev;
+		dsack_tsval = h.tsval;
+	};
 	if (mrc_psn_before(psn, rcv_nxt)) {
+		dupRcv();
 		sendAck(0, -1, false);
 		return;
 	}
@@ -571,6 +600,8 @@ void MrcFlow::dataRcv(const SimPacket &h)
 	} else {
 		if (ooo.insert(psn).second)
 			echoUpdate();
+		else
+			dupRcv();
 		ackNow = true;
 	}
 	if (ackNow || ++ack_pending >= 2)

@@ -124,6 +124,8 @@ private:
 	bool reo_spurious = false;
 	u16 snd_echo_port = 0;
 	u32 snd_echo_tsecr = 0;
+	u16 dsack_seen_port = 0;	// mrc_sock.dsack_seen_port, dsack_seen_tsval
+	u32 dsack_seen_tsval = 0;
 	u32 snd_last_tsval = 0;
 	u16 snd_last_ev = 0;
 	ns3::EventId rtoTimer, rackTimer;
@@ -137,6 +139,9 @@ private:
 	u16 last_ev = 0;
 	u32 ack_pending = 0;
 	bool ce_pending = false;
+	bool dsack_due = false;	// mrc_sock.dsack_due, dsack_port, dsack_tsval
+	u16 dsack_port = 0;
+	u32 dsack_tsval = 0;
 	u8 acks_sent = 0;
 	u8 ackPath = 0;		// mrc_sock.ack_path
 	u16 rcv_echo_port = 0;

@@ -354,11 +354,56 @@ static void mrc_unmark_lost(struct mrc_sock *msk)
 	}
 }
 
-/*
- * Cumulative ACK, SACK (@sackx: MRC_F_SACKX's payload, or NULL), window and
- * RTT.  Return: false if the ACK is invalid.
+/**
+ * mrc_dsack_rcv() - the peer echoes a duplicate it received (MRC_F_DSACK)
+ * @msk: connection (socket lock held)
+ * @d: the echo (struct mrc_dsack, unaligned)
+ * @now_us: mrc_clock_us()
+ *
+ * Our echo names the newest packet the peer received (mrc_echo_update()),
+ * so a path slower than the others never had its own packets echoed.
+ * RACK, judging them by the fast paths' RTTs, resent each before it
+ * arrived; the resend, on a fast path, arrived first, and Karn's rule kept
+ * every delivery on the slow path from a sample.  On a spine 30 ms slower
+ * than three others, every packet it carried was resent and its EVs were
+ * retired one after another (multipath.sh: 24-48 duplicates, as many RACK
+ * losses and 12-21 retirements in each of 13 runs).  The duplicate, the
+ * original that came late, is that path's sample, as exact as any echo:
+ * its EV and RACK's recent largest RTT (mrc_rtt_hi()) take it, so the
+ * path's later packets are judged by their own RTT.  Beside the header's
+ * echo, which stays the newest packet's for everything else (Eifel, the
+ * RTO's verdict, the connection's RTT).  Taken once (both copies of
+ * mrc_send_ack_twice() carry it), not past the RTO's ceiling (a replay
+ * from long ago would hold every RACK verdict), and not while an RTO's
+ * verdict is due: a duplicate then may be an original the RTO overtook,
+ * held by a stall as long as the RTO waited, and its sample would raise
+ * the slowest RTT, the RTO's floor and RACK's for every EV.
  */
-static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *sackx)
+static void mrc_dsack_rcv(struct mrc_sock *msk, const u8 *d, u64 now_us)
+{
+	u32 tsval = get_unaligned_be32(d + offsetof(struct mrc_dsack, tsval));
+	u16 port = get_unaligned_be16(d + offsetof(struct mrc_dsack, ev));
+	u32 rtt_us;
+
+	sock_owned_by_me(&msk->sk);
+	if (msk->rto_verdict_due ||
+	    (port == msk->dsack_seen_port && tsval == msk->dsack_seen_tsval))
+		return;
+	msk->dsack_seen_port = port;
+	msk->dsack_seen_tsval = tsval;
+	if (!mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsval, &rtt_us) ||
+	    rtt_us > msk->rtt.max_rto_us)
+		return;
+	mrc_rtt_hi_sample(&msk->rtt_hi, now_us, rtt_us, msk->slowest_rtt_us);
+	mrc_ev_rtt_rcv(msk, port, rtt_us);
+}
+
+/*
+ * Cumulative ACK, SACK, window and RTT (@payload: a pure ACK's, with
+ * MRC_F_SACKX's words and MRC_F_DSACK's echo; NULL for other packets).
+ * Return: false if the ACK is invalid.
+ */
+static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *payload)
 {
 	u64 words[1 + MRC_SACKX_WORDS];
 	unsigned int nwords = 1;
@@ -373,6 +418,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 	u32 acked = 0, delivered = 0, ce = 0, rtt_us;
 	u64 now_us = mrc_clock_us();
 	bool fin_acked = false, round_done = false, spurious = false;
+	unsigned int sackx_len = 0;
 	struct sk_buff *skb;
 
 	sock_owned_by_me(&msk->sk);
@@ -380,6 +426,13 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 	    mrc_psn_before(ack, msk->snd_una - MRC_RCV_WINDOW_PKTS))
 		return false;
 	mrc_echo_rcv(msk, ntohs(h->ack_ev), tsecr);
+	if (payload) {
+		sackx_len = ntohs(h->len);
+		if (h->flags & MRC_F_DSACK) {
+			sackx_len -= sizeof(struct mrc_dsack);
+			mrc_dsack_rcv(msk, payload + sackx_len, now_us);
+		}
+	}
 	/*
 	 * A receiver's RTT, for its buffer (mrc_rcv_space_adjust()): data
 	 * echoes the tsval of our last ACK, once per ACK (as TCP's
@@ -458,9 +511,9 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 		sk->sk_write_space(sk);
 	}
 	words[0] = be64_to_cpu(h->sack);
-	if (sackx) {
-		for (; nwords <= ntohs(h->len) / sizeof(u64); nwords++)
-			words[nwords] = get_unaligned_be64(sackx + (nwords - 1) * sizeof(u64));
+	if (payload && (h->flags & MRC_F_SACKX)) {
+		for (; nwords <= sackx_len / sizeof(u64); nwords++)
+			words[nwords] = get_unaligned_be64(payload + (nwords - 1) * sizeof(u64));
 	}
 	if (words[0] || nwords > 1)
 		ce += mrc_sack_rcv(msk, ack, words, nwords, now_us, tsecr, ce_port, &delivered);
@@ -703,13 +756,30 @@ void mrc_rx_batch_end(struct mrc_sock *msk)
 		msk->rx_wake_due = 0;
 		msk->sk.sk_data_ready(&msk->sk);
 	}
-	if (msk->rx_ack_due) {
+	/* a duplicate is echoed by a pure ACK, even when data acknowledged it */
+	if (msk->rx_ack_due || msk->dsack_due) {
 		msk->rx_ack_due = 0;
 		/* after a reset or the end, only the peer's FIN is still acknowledged */
 		if (msk->evs && msk->state != MRC_STATE_CLOSED &&
 		    (msk->state != MRC_STATE_DONE || msk->fin_received))
 			mrc_send_ack(msk);
 	}
+	msk->dsack_due = false;
+}
+
+/*
+ * A data packet whose PSN had arrived: counted, and echoed by our next
+ * pure ACK (MRC_F_DSACK, mrc_ack_payload()), so its sender learns the RTT
+ * of the EV it came on.  The last of a batch is echoed.
+ */
+static void mrc_dup_rcv(struct mrc_sock *msk, const struct mrchdr *hdr, u16 ev_port)
+{
+	sock_owned_by_me(&msk->sk);
+	msk->stats.dup_packets_received++;
+	mrc_count(msk->mn, MRC_C_RX_DUP);
+	msk->dsack_due = true;
+	msk->dsack_port = ev_port;
+	msk->dsack_tsval = ntohl(hdr->tsval);
 }
 
 /* Data (or FIN) packet.  Consumes @skb. */
@@ -732,11 +802,11 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 	 * A duplicate leaves the echo (tsecr, ack_ev) on the newest packet
 	 * that was new: the sender learns from it that an RTO's resending was
 	 * not needed (mrc_cc_rto_verdict()), and takes no RTT sample that
-	 * includes its wait.
+	 * includes its wait.  The next pure ACK echoes the duplicate besides
+	 * (mrc_dup_rcv()).
 	 */
 	if (msk->fin_received || mrc_psn_before(psn, msk->rcv_nxt)) {
-		msk->stats.dup_packets_received++;
-		mrc_count(msk->mn, MRC_C_RX_DUP);
+		mrc_dup_rcv(msk, hdr, ev_port);
 		if (hdr->flags & MRC_F_ACKNOW)
 			mrc_count(msk->mn, MRC_C_SPURIOUS_RETRANS);
 		kfree_skb(skb);
@@ -811,8 +881,7 @@ static void mrc_data_rcv(struct mrc_sock *msk, struct sk_buff *skb, const struct
 		mrc_data_wake(msk);
 	} else {
 		if (!mrc_ooo_insert(&msk->ooo_queue, &msk->ooo_last, skb)) {
-			msk->stats.dup_packets_received++;
-			mrc_count(msk->mn, MRC_C_RX_DUP);
+			mrc_dup_rcv(msk, hdr, ev_port);
 			kfree_skb(skb);
 			/* a spurious resend: its sender learns so from this echo */
 			ack_now = true;
@@ -904,8 +973,8 @@ static void mrc_conn_rcv(struct mrc_sock *msk, struct sk_buff *skb)
 		mrc_send_ack(msk);
 		goto consume;
 	}
-	/* wire.c checked the payload of MRC_F_SACKX; a control packet is linear */
-	if (!mrc_ack_rcv(msk, &hdr, hdr.type == MRC_T_ACK && (hdr.flags & MRC_F_SACKX) ?
+	/* wire.c checked a pure ACK's payload; a control packet is linear */
+	if (!mrc_ack_rcv(msk, &hdr, hdr.type == MRC_T_ACK && hdr.len ?
 			 skb->data + sizeof(hdr) : NULL)) {
 		mrc_count(msk->mn, MRC_C_RX_DROP_WINDOW);
 		goto drop;

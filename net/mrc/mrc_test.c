@@ -1422,9 +1422,36 @@ static void mrc_hdr_valid_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_PACKETS);
 }
 
+/* A packet's type, flags and payload length, and what mrc_hdr_check() says */
+struct mrc_payload_case {
+	u8		type;
+	u8		flags;
+	u16		plen;
+	enum mrc_counter want;
+};
+
+static const struct mrc_payload_case mrc_ack_payloads[] = {
+	{ MRC_T_ACK, MRC_F_SACKX, 8, MRC_C_RX_PACKETS },
+	{ MRC_T_ACK, MRC_F_SACKX, 8 * MRC_SACKX_WORDS, MRC_C_RX_PACKETS },
+	{ MRC_T_ACK, MRC_F_SACKX, 8 * MRC_SACKX_WORDS + 8, MRC_C_RX_DROP_LEN },
+	{ MRC_T_ACK, MRC_F_SACKX, 12, MRC_C_RX_DROP_LEN },
+	{ MRC_T_ACK, MRC_F_SACKX, 0, MRC_C_RX_DROP_LEN },
+	{ MRC_T_DATA, MRC_F_SACKX, 8, MRC_C_RX_DROP_TYPE },
+	{ MRC_T_ACK, MRC_F_DSACK, 8, MRC_C_RX_PACKETS },
+	{ MRC_T_ACK, MRC_F_DSACK, 0, MRC_C_RX_DROP_LEN },
+	{ MRC_T_ACK, MRC_F_DSACK, 16, MRC_C_RX_DROP_LEN },
+	{ MRC_T_ACK, MRC_F_SACKX | MRC_F_DSACK, 16, MRC_C_RX_PACKETS },
+	{ MRC_T_ACK, MRC_F_SACKX | MRC_F_DSACK, 8 * MRC_SACKX_WORDS + 8, MRC_C_RX_PACKETS },
+	{ MRC_T_ACK, MRC_F_SACKX | MRC_F_DSACK, 8 * MRC_SACKX_WORDS + 16, MRC_C_RX_DROP_LEN },
+	{ MRC_T_ACK, MRC_F_SACKX | MRC_F_DSACK, 12, MRC_C_RX_DROP_LEN },
+	{ MRC_T_ACK, MRC_F_SACKX | MRC_F_DSACK, 8, MRC_C_RX_DROP_LEN },
+	{ MRC_T_DATA, MRC_F_DSACK, 8, MRC_C_RX_DROP_TYPE },
+};
+
 static void mrc_hdr_malformed_test(struct kunit *test)
 {
 	struct mrchdr h;
+	unsigned int i;
 
 	mrc_hdr_fill(&h, MRC_T_DATA, 10);
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) - 1), MRC_C_RX_DROP_SHORT);
@@ -1440,31 +1467,25 @@ static void mrc_hdr_malformed_test(struct kunit *test)
 	h.flags = 0x80;
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
 	mrc_hdr_fill(&h, MRC_T_ACK, 0);
+	h.version = 3;	/* the withdrawn draft, before MRC_F_DSACK */
+	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_VERSION);
+	mrc_hdr_fill(&h, MRC_T_ACK, 0);
 	h.priority = 8;
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_TYPE);
 	mrc_hdr_fill(&h, MRC_T_ACK, 4);	/* control packets carry no payload */
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 4), MRC_C_RX_DROP_LEN);
-	/* ... but an ACK's SACK words: 1..MRC_SACKX_WORDS of 8 bytes */
-	mrc_hdr_fill(&h, MRC_T_ACK, 8);
-	h.flags = MRC_F_SACKX;
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8), MRC_C_RX_PACKETS);
-	mrc_hdr_fill(&h, MRC_T_ACK, 8 * MRC_SACKX_WORDS);
-	h.flags = MRC_F_SACKX;
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8 * MRC_SACKX_WORDS),
-			MRC_C_RX_PACKETS);
-	mrc_hdr_fill(&h, MRC_T_ACK, 8 * MRC_SACKX_WORDS + 8);
-	h.flags = MRC_F_SACKX;
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8 * MRC_SACKX_WORDS + 8),
-			MRC_C_RX_DROP_LEN);
-	mrc_hdr_fill(&h, MRC_T_ACK, 12);
-	h.flags = MRC_F_SACKX;
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 12), MRC_C_RX_DROP_LEN);
-	mrc_hdr_fill(&h, MRC_T_ACK, 0);
-	h.flags = MRC_F_SACKX;
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h)), MRC_C_RX_DROP_LEN);
-	mrc_hdr_fill(&h, MRC_T_DATA, 8);	/* on data it means nothing: refused */
-	h.flags = MRC_F_SACKX;
-	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 8), MRC_C_RX_DROP_TYPE);
+	/*
+	 * ... but an ACK's: MRC_F_SACKX's 1..MRC_SACKX_WORDS words of 8 bytes,
+	 * then MRC_F_DSACK's 8; on data neither means anything: refused
+	 */
+	for (i = 0; i < ARRAY_SIZE(mrc_ack_payloads); i++) {
+		const struct mrc_payload_case *c = &mrc_ack_payloads[i];
+
+		mrc_hdr_fill(&h, c->type, c->plen);
+		h.flags = c->flags;
+		KUNIT_EXPECT_EQ_MSG(test, mrc_hdr_check(&h, sizeof(h) + c->plen), c->want,
+				    "case %u", i);
+	}
 	mrc_hdr_fill(&h, MRC_T_HSACK, 3);	/* handshake payload has one size */
 	KUNIT_EXPECT_EQ(test, mrc_hdr_check(&h, sizeof(h) + 3), MRC_C_RX_DROP_LEN);
 	/* ... then an address list of 1..4 entries of 20 bytes */

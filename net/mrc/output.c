@@ -1074,12 +1074,41 @@ static unsigned int mrc_sackx(struct mrc_sock *msk, __be64 *x)
 	return (n - 1) * sizeof(*x);
 }
 
+/*
+ * A pure ACK's payload in @x: MRC_F_SACKX's words, then the duplicate
+ * that came since our last pure ACK (mrc_dup_rcv()), if one did; its
+ * flags in @flags.  The duplicate is echoed once, now or never: later, the
+ * wait would read as a slower path.  Return: the payload's bytes.
+ */
+static unsigned int mrc_ack_payload(struct mrc_sock *msk, __be64 *x, u8 *flags)
+{
+	unsigned int len = mrc_sackx(msk, x);
+	struct mrc_dsack d = {};
+
+	sock_owned_by_me(&msk->sk);
+	if (len)
+		*flags |= MRC_F_SACKX;
+	if (msk->dsack_due) {
+		msk->dsack_due = false;
+		d.tsval = htonl(msk->dsack_tsval);
+		d.ev = htons(msk->dsack_port);
+		memcpy((u8 *)x + len, &d, sizeof(d));
+		len += sizeof(d);
+		*flags |= MRC_F_DSACK;
+	}
+	return len;
+}
+
+/* Room for mrc_ack_payload(): the SACKX words and struct mrc_dsack */
+#define MRC_ACK_PAYLOAD_WORDS	(MRC_SACKX_WORDS + sizeof(struct mrc_dsack) / sizeof(__be64))
+
 void mrc_send_ack(struct mrc_sock *msk)
 {
-	__be64 x[MRC_SACKX_WORDS];
-	unsigned int len = mrc_sackx(msk, x);
+	__be64 x[MRC_ACK_PAYLOAD_WORDS];
+	u8 flags = 0;
+	unsigned int len = mrc_ack_payload(msk, x, &flags);
 
-	mrc_send_ctrl(msk, MRC_T_ACK, len ? MRC_F_SACKX : 0, x, len);
+	mrc_send_ctrl(msk, MRC_T_ACK, flags, x, len);
 }
 
 /**
@@ -1096,8 +1125,8 @@ void mrc_send_ack(struct mrc_sock *msk)
  */
 void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags)
 {
-	__be64 x[MRC_SACKX_WORDS];
-	unsigned int len = mrc_sackx(msk, x);
+	__be64 x[MRC_ACK_PAYLOAD_WORDS];
+	unsigned int len = mrc_ack_payload(msk, x, &flags);
 	struct sk_buff *skb = mrc_alloc_packet(len), *copy;
 	struct mrchdr *h;
 	int first;
@@ -1105,10 +1134,8 @@ void mrc_send_ack_twice(struct mrc_sock *msk, u8 flags)
 	sock_owned_by_me(&msk->sk);
 	if (!skb)
 		return;
-	if (len) {
+	if (len)
 		skb_put_data(skb, x, len);
-		flags |= MRC_F_SACKX;
-	}
 	h = skb_push(skb, sizeof(*h));
 	mrc_fill_header(msk, h, MRC_T_ACK, flags);
 	h->len = htons(len);

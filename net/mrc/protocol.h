@@ -498,6 +498,11 @@ struct mrc_sock {
 	u8			acks_sent;	/* pure ACKs, counting to the next exploring one */
 	u8			ack_path;	/* the last pure ACK's (mrc_ev_pick_ack()) */
 	bool			ce_pending;	/* CE seen since our last ACK */
+	bool			dsack_due;	/* a duplicate came since our last pure ACK: */
+	u16			dsack_port;	/* its EV */
+	u16			dsack_seen_port;	/* the peer's last MRC_F_DSACK echo, */
+	u32			dsack_tsval;	/* the duplicate's tsval, for MRC_F_DSACK */
+	u32			dsack_seen_tsval;	/* taken once (mrc_dsack_rcv()) */
 	u64			newest_delivered_tx_us;	/* RACK: newest send time acked
 							 * (mrc_clock_us(), 0: none yet)
 							 */

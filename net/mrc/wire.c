@@ -47,6 +47,12 @@ enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 	case MRC_T_DATA:
 		break;
 	case MRC_T_ACK:
+		/* SACKX's words, then struct mrc_dsack */
+		if (h->flags & MRC_F_DSACK) {
+			if (plen < sizeof(struct mrc_dsack))
+				return MRC_C_RX_DROP_LEN;
+			plen -= sizeof(struct mrc_dsack);
+		}
 		if (!(h->flags & MRC_F_SACKX) ? plen :
 		    !plen || plen % sizeof(__be64) || plen > MRC_SACKX_WORDS * sizeof(__be64))
 			return MRC_C_RX_DROP_LEN;
@@ -55,7 +61,7 @@ enum mrc_counter mrc_hdr_check(const struct mrchdr *h, unsigned int len)
 		if (plen)
 			return MRC_C_RX_DROP_LEN;
 	}
-	if ((h->flags & MRC_F_SACKX) && h->type != MRC_T_ACK)
+	if ((h->flags & (MRC_F_SACKX | MRC_F_DSACK)) && h->type != MRC_T_ACK)
 		return MRC_C_RX_DROP_TYPE;
 	/*
 	 * Only a SYN goes to nobody; everything else names its receiver.  Only

@@ -11,8 +11,12 @@
 #include <linux/build_bug.h>
 #include <linux/types.h>
 
-/* 2: MRC_F_SACKX (an ACK's SACK field continued in its payload) */
-#define MRC_VERSION		2
+/*
+ * 2: MRC_F_SACKX (an ACK's SACK field continued in its payload)
+ * 3: a withdrawn draft (0x40 on data); never used again
+ * 4: MRC_F_DSACK (an ACK's payload ends with struct mrc_dsack)
+ */
+#define MRC_VERSION		4
 
 /* Packet types */
 enum mrc_type {
@@ -32,7 +36,8 @@ enum mrc_type {
 #define MRC_F_PROBE	0x08	/* EV probe; in an ACK: answers one on ack_ev */
 #define MRC_F_CE	0x10	/* in an ACK: data acknowledged was CE-marked */
 #define MRC_F_SACKX	0x20	/* in an ACK: its payload continues @sack */
-#define MRC_F_ALL	0x3f
+#define MRC_F_DSACK	0x40	/* in an ACK: its payload ends with struct mrc_dsack */
+#define MRC_F_ALL	0x7f
 
 /**
  * struct mrchdr - the MRC header, right after the UDP header
@@ -87,6 +92,24 @@ static_assert(sizeof(struct mrchdr) == 48);
  * on 64 EVs leave holes every few PSNs, which 31 ranges would not cover.
  */
 #define MRC_SACKX_WORDS	31
+
+/**
+ * struct mrc_dsack - a duplicate the sender of an ACK received
+ * @tsval: the duplicate's tsval
+ * @ev: the UDP source port (EV) it came on
+ * @reserved: zero, ignored
+ *
+ * A pure ACK flagged MRC_F_DSACK ends its payload (after any MRC_F_SACKX
+ * words) with this: the echo of a duplicate, beside the header's echo of
+ * the newest packet, which it leaves as it is.
+ */
+struct mrc_dsack {
+	__be32	tsval;
+	__be16	ev;
+	__be16	reserved;
+} __packed;
+
+static_assert(sizeof(struct mrc_dsack) == 8);
 
 /* Handshake payload of SYNACK and HSACK */
 struct mrc_hs_payload {

@@ -189,7 +189,7 @@ static int build(uint8_t *b, int cat)
 		len = well_formed(b, type, 0, type_plen(type));
 		switch (rnd(3)) {
 		case 0: b[1] = rnd(2) ? 0 : 7 + rnd(249); break;
-		case 1: b[2] = 0x40 | (rnd32() & 0xc0) | rnd(64); break;
+		case 1: b[2] = 0x80 | rnd(128); break;
 		default: b[3] = 8 + rnd(248); break;
 		}
 		return len;

@@ -18,7 +18,7 @@
  * The wire version the crafted-packet tools speak: net/mrc/wire.h's
  * MRC_VERSION (the wire format is not uapi; sockets never see it).
  */
-#define MRC_WIRE_VERSION	2
+#define MRC_WIRE_VERSION	4
 
 /* The family number the loaded module registered (module parameter). */
 static inline int mrc_family(void)

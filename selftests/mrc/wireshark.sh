@@ -12,19 +12,22 @@ cd "$(dirname "$0")" || exit 1
 # --crafted, on the host (make check; no VM, no module): packets built byte
 # by byte (text2pcap), for what the kernel's traffic here does not hold:
 # SYNACKs and HSACKs carrying the sender's plane addresses, whole, cut by
-# the capture, and malformed.
+# the capture, and malformed; ACKs with a duplicate's echo (DSACK), after
+# SACKX's words or not, and one too short.
 if [ "${1-}" = --crafted ]; then
 	for t in tshark text2pcap editcap; do
 		command -v $t > /dev/null && continue
 		tap_plan 1
 		tap_setup_fail "$t not installed (tools/deps.sh: tshark)"
 	done
-	tap_plan 5
+	tap_plan 6
 	out=$(mktemp -d)
 	trap 'rm -rf "$out"' EXIT
-	# hdr TYPE LEN: a header from port 7001, ID 0x1111 to port 7002, ID 0x2222
-	hdr() { printf '02%02x0000%04x%04x%08x%08x%08x%08x%016x%08x%08x%08x%04x%04x' "$1" \
-		7001 7002 0x1111 0x2222 1000 2000 0 1000 0 65536 4797 "$2"; }
+	# hdr TYPE LEN [FLAGS]: a header from port 7001, ID 0x1111 to port 7002,
+	# ID 0x2222
+	hdr() { printf '04%02x%02x00%04x%04x%08x%08x%08x%08x%016x%08x%08x%08x%04x%04x' "$1" \
+		"${3:-0}" 7001 7002 0x1111 0x2222 1000 2000 0 1000 0 65536 4797 "$2"; }
+	dsack() { printf '%08x%04x0000' "$1" "$2"; }		# TSVAL EV
 	hs() { printf '0123456789abcdef%08x%08x' 7 1400; }	# cookie, slot, MSS
 	list() { printf '%02x000000' "$1"; }			# count, reserved
 	v4() { printf '04%02x0000%08x%024x' "$1" "$2" 0; }	# PLANE ADDR
@@ -49,6 +52,12 @@ if [ "${1-}" = --crafted ]; then
 		pkt "$(hdr 2 60)$(hs)$(list 3)$(v4 1 0x0a640201)$(v4 2 0x0ac80201)"
 		# 7: HSACK, 16 + 10 bytes
 		pkt "$(hdr 3 26)$(hs)$(list 1)000000000000"
+		# 8: ACK with a duplicate's echo (DSACK)
+		pkt "$(hdr 5 8 0x40)$(dsack 4660 49153)"
+		# 9: ACK with one SACKX word and the echo
+		pkt "$(hdr 5 16 0x60)8000000000000001$(dsack 4661 49154)"
+		# 10: ACK flagged DSACK with 4 bytes
+		pkt "$(hdr 5 4 0x40)00001234"
 	} > "$out/hex"
 	text2pcap -q -4 10.0.2.1,10.0.1.1 -u 49152,4797 "$out/hex" "$out/full.pcap" > "$out/t" 2>&1 &&
 		editcap -s 180 "$out/full.pcap" "$out/cap.pcap" >> "$out/t" 2>&1
@@ -70,11 +79,22 @@ if [ "${1-}" = --crafted ]; then
 	sed 's/^/# /' "$out/e"
 	n=$(wc -l < "$out/e")
 	bad=$(awk -F'\t' '$1 <= 5 && ($4 != "" || $5 ~ /117440512/) { print $1 }' "$out/e" | paste -sd ' ')
-	tap_result $(( n == 7 && ${#bad} == 0 )) \
+	tap_result $(( n == 10 && ${#bad} == 0 )) \
 		"SYNACK and HSACK with 0 to 4 plane addresses are not malformed${bad:+ (frames $bad are)}"
-	bad=$(awk -F'\t' '$1 >= 6 && $5 !~ /117440512/ { print $1 }' "$out/e" | paste -sd ' ')
-	tap_result $(( n == 7 && ${#bad} == 0 )) \
+	bad=$(awk -F'\t' '$1 >= 6 && $1 <= 7 && $5 !~ /117440512/ { print $1 }' "$out/e" | paste -sd ' ')
+	tap_result $(( n == 10 && ${#bad} == 0 )) \
 		"a count that disagrees with the length, a list of 10 bytes: malformed${bad:+ (frames $bad are not)}"
+	# DSACK: the duplicate's echo decodes, alone and after SACKX's words;
+	# 4 bytes of it are malformed
+	tsh -T fields -e frame.number -e mrc.dsack.tsval -e mrc.dsack.ev -e mrc.sack.psn \
+		-E separator='|' > "$out/d"
+	rc=$?
+	sed -n '8,10s/^/# dsack: /p' "$out/d"
+	bad=$(awk -F'\t' '($1 == 8 || $1 == 9) && ($4 != "" || $5 ~ /117440512/) { print $1 }
+			   $1 == 10 && $5 !~ /117440512/ { print $1 }' "$out/e" | paste -sd ' ')
+	grep -qx '8|4660|49153|' "$out/d" && grep -qx '9|4661|49154|2065,2128' "$out/d"
+	tap_result $(( rc == 0 && $? == 0 && ${#bad} == 0 )) \
+		"an ACK's DSACK echo decodes alone and after SACKX's words; a short one is malformed${bad:+ (frames $bad wrong)}"
 	# the lists: count, then family, plane, IPv4 and IPv6 of each entry
 	tsh -T fields -e frame.number -e mrc.addrs.count -e mrc.addr.family -e mrc.addr.plane \
 		-e mrc.addr.ipv4 -e mrc.addr.ipv6 -E separator='|' > "$out/a"

@@ -20,16 +20,18 @@
 -- tests it: on the module's traffic in the VM, and with --crafted on
 -- packets built byte by byte, on the host.
 
-local MRC_VERSION = 2
+local MRC_VERSION = 4
 local MRC_HDR_LEN = 48
 local MRC_HS_LEN = 16
 local MRC_ADDR_LIST_LEN = 4	-- struct mrc_addr_list: count, 3 reserved bytes
 local MRC_WIRE_ADDR_LEN = 20	-- struct mrc_wire_addr
 local MRC_MAX_PLANES = 4
 local MRC_SACK_BITS = 64
-local MRC_F_ALL = 0x3f
+local MRC_F_ALL = 0x7f
 local MRC_F_SACKX = 0x20
 local MRC_SACKX_WORDS = 31
+local MRC_F_DSACK = 0x40
+local MRC_DSACK_LEN = 8		-- struct mrc_dsack: tsval, ev, 2 reserved bytes
 local MRC_DEFAULT_UDP_PORT = 4797
 
 local T_SYN, T_SYNACK, T_HSACK, T_DATA, T_ACK, T_RST = 1, 2, 3, 4, 5, 6
@@ -51,6 +53,7 @@ local flag_bits = {
 	{ 0x08, "PROBE" },
 	{ 0x10, "CE" },
 	{ 0x20, "SACKX" },
+	{ 0x40, "DSACK" },
 }
 
 local mrc = Proto("mrc", "Multipath Reliable Connection")
@@ -66,7 +69,9 @@ local f = {
 	flag_ce = ProtoField.bool("mrc.flags.ce", "CE (acknowledged data was CE-marked)", 8, nil, 0x10),
 	flag_sackx = ProtoField.bool("mrc.flags.sackx", "SACKX (the payload continues the SACK bitmap)",
 		8, nil, 0x20),
-	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0xc0),
+	flag_dsack = ProtoField.bool("mrc.flags.dsack", "DSACK (the payload ends with a duplicate's echo)",
+		8, nil, 0x40),
+	flag_reserved = ProtoField.uint8("mrc.flags.reserved", "Reserved", base.HEX, nil, 0x80),
 	priority = ProtoField.uint8("mrc.priority", "Priority", base.DEC),
 	sport = ProtoField.uint16("mrc.sport", "Source port", base.DEC),
 	dport = ProtoField.uint16("mrc.dport", "Destination port", base.DEC),
@@ -80,6 +85,8 @@ local f = {
 	sack_psn = ProtoField.uint32("mrc.sack.psn", "SACKed PSN", base.DEC),
 	sack_range = ProtoField.string("mrc.sack.range", "SACKed range"),
 	sackx = ProtoField.bytes("mrc.sackx", "SACK bitmap continued (64 PSNs a word)"),
+	dsack_tsval = ProtoField.uint32("mrc.dsack.tsval", "Duplicate's timestamp value (us)", base.DEC),
+	dsack_ev = ProtoField.uint16("mrc.dsack.ev", "Duplicate's EV", base.DEC),
 	tsval = ProtoField.uint32("mrc.tsval", "Timestamp value (us)", base.DEC),
 	tsecr = ProtoField.uint32("mrc.tsecr", "Timestamp echo reply (us)", base.DEC),
 	rcv_wnd = ProtoField.uint32("mrc.rcv_wnd", "Receive window (bytes)", base.DEC),
@@ -126,7 +133,8 @@ local e = {
 		expert.group.PROTOCOL, expert.severity.WARN),
 	payload = ProtoExpert.new("mrc.bad_payload", "Payload in a packet type that has none",
 		expert.group.MALFORMED, expert.severity.ERROR),
-	sackx = ProtoExpert.new("mrc.bad_sackx", "SACKX payload is not 1..31 words of 8 bytes",
+	sackx = ProtoExpert.new("mrc.bad_sackx",
+		"ACK payload is not SACKX's 1..31 words of 8 bytes and DSACK's 8 bytes, as flagged",
 		expert.group.MALFORMED, expert.severity.ERROR),
 	ids = ProtoExpert.new("mrc.bad_ids", "Connection IDs break the rules (receiver drops it)",
 		expert.group.PROTOCOL, expert.severity.WARN),
@@ -367,6 +375,7 @@ local function dissect(tvb, pinfo, tree)
 	fi:add(f.flag_probe, tvb(2, 1))
 	fi:add(f.flag_ce, tvb(2, 1))
 	fi:add(f.flag_sackx, tvb(2, 1))
+	fi:add(f.flag_dsack, tvb(2, 1))
 	fi:add(f.flag_reserved, tvb(2, 1))
 	if flags > MRC_F_ALL then
 		fi:add_proto_expert_info(e.flags)
@@ -390,9 +399,14 @@ local function dissect(tvb, pinfo, tree)
 	-- an ACK's SACK words, when the capture kept them all
 	local nx = 0
 	local sackx = ptype == T_ACK and math.floor(flags / MRC_F_SACKX) % 2 == 1
-	if sackx and plen > 0 and plen % 8 == 0 and plen <= 8 * MRC_SACKX_WORDS and
-	   tvb:len() >= MRC_HDR_LEN + plen then
-		nx = plen / 8
+	-- DSACK's echo of a duplicate ends the payload, after SACKX's words
+	local dsack = ptype == T_ACK and math.floor(flags / MRC_F_DSACK) % 2 == 1
+	local sx_len = plen - (dsack and MRC_DSACK_LEN or 0)
+	local ack_payload_ok = sx_len >= 0 and
+		(sackx and sx_len > 0 and sx_len % 8 == 0 and sx_len <= 8 * MRC_SACKX_WORDS or
+		 not sackx and sx_len == 0)
+	if sackx and ack_payload_ok and tvb:len() >= MRC_HDR_LEN + sx_len then
+		nx = sx_len / 8
 	end
 	local nsack = add_sack(t, tvb, ack_psn, nx)
 	t:add(f.tsval, tvb(32, 4))
@@ -437,7 +451,7 @@ local function dissect(tvb, pinfo, tree)
 	pinfo.cols.info = info
 
 	if payload_len <= 0 then
-		if sackx then
+		if sackx or dsack then
 			li:add_proto_expert_info(e.sackx)
 		end
 		return
@@ -468,10 +482,17 @@ local function dissect(tvb, pinfo, tree)
 			t:set_len(math.min(tvb:len(), MRC_HDR_LEN + payload_len))
 			return
 		end
-	elseif sackx then
-		if payload_len % 8 ~= 0 or payload_len > 8 * MRC_SACKX_WORDS then
+	elseif sackx or dsack then
+		if not ack_payload_ok then
 			li:add_proto_expert_info(e.sackx)
 		else
+			if dsack and tvb:len() >= MRC_HDR_LEN + plen then
+				local off = MRC_HDR_LEN + sx_len
+				local d = t:add(tvb(off, MRC_DSACK_LEN), "Duplicate's echo (DSACK)")
+				d:add(f.dsack_tsval, tvb(off, 4))
+				d:add(f.dsack_ev, tvb(off + 4, 2))
+				pinfo.cols.info:append(string.format(" DSACK EV=%u", tvb(off + 4, 2):uint()))
+			end
 			t:set_len(MRC_HDR_LEN + payload_len)
 			return
 		end
