@@ -153,6 +153,7 @@ static int __init mrc_init(void)
 {
 	int err;
 
+	BUILD_BUG_ON(sizeof(struct mrc_skb_cb) > sizeof_field(struct sk_buff, cb));
 	if (mrc_family_nr <= 0 || mrc_family_nr >= NPROTO) {
 		pr_err("family %d out of range 1..%d\n", mrc_family_nr, NPROTO - 1);
 		return -EINVAL;
