@@ -101,21 +101,32 @@ serve $NS_B p1 5201 -p 5201 || echo "# 5201 receiver did not start"
 s1=$SRV
 serve $NS_B p2 5202 -p 5201 || echo "# 5202 receiver did not start"
 s2=$SRV
-{ cat "$out/data1000000"; sleep 2; } |
+# held: each client holds its connection after its data until the sampler
+# below has seen both (30 s at most), not for a set time: with 2 s, a
+# host running two make checks at once ran the sampler's mrcctl, jq and
+# awk so slowly that it never saw the MRC connection (MRC to 5201 "").
+held() {
+	local i
+	for i in $(seq 1 300); do [ -e "$out/seen" ] && return; sleep 0.1; done
+}
+rm -f "$out/seen"
+{ cat "$out/data1000000"; held; } |
 	ip netns exec $NS_A "$MRCCTL" run -v -p 5201 -- nc -4 -N $B4 5201 2> "$out/p1c.err" &
 c1=$!
-{ cat "$out/data1000000"; sleep 2; } |
+{ cat "$out/data1000000"; held; } |
 	ip netns exec $NS_A "$MRCCTL" run -v -p 5201 -- nc -4 -N $B4 5202 2> "$out/p2c.err" &
 c2=$!
-# Sample while either client lives (each holds its connection 2 s after its
-# data): a slow machine may start one client well after the other, so one
-# sample at a fixed time can miss a connection that is not up yet.
-m1= m2= t1=0 t2=0
+# Sample while either client lives: a slow machine may start one client
+# well after the other, so one sample at a fixed time can miss a
+# connection that is not up yet.  Both seen, one more sample (a second
+# connection to 5202 over MRC would show there), then the clients end.
+m1= m2= t1=0 t2=0 more=2
 while kill -0 $c1 2>/dev/null || kill -0 $c2 2>/dev/null; do
 	m=$(mrc_conns $NS_A 5201); [ -n "$m" ] && m1=$m
 	m=$(mrc_conns $NS_A 5202); [ -n "$m" ] && m2=$m
 	n=$(tcp_state $NS_A 5201 01 '$3'); [ "$n" -gt "$t1" ] && t1=$n
 	n=$(tcp_state $NS_A 5202 01 '$3'); [ "$n" -gt "$t2" ] && t2=$n
+	[ -n "$m1" ] && [ "$t2" -gt 0 ] && [ $((more -= 1)) -le 0 ] && : > "$out/seen"
 	sleep 0.2
 done
 echo "# while the clients ran: MRC to 5201 \"$m1\", MRC to 5202 \"$m2\"; TCP to 5201 $t1, to 5202 $t2 (most at once)"
