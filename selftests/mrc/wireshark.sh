@@ -135,7 +135,7 @@ out=$(mktemp -d)
 # copy of the capture.  A line a packet, the fields of FIELDS tab-separated,
 # repeated ones comma-separated.
 FIELDS=(frame.number ip.src udp.srcport udp.dstport udp.length mrc.ev mrc.type
-	mrc.flags.fin mrc.flags.acknow mrc.flags.probe mrc.flags.sackx mrc.sport mrc.dport
+	mrc.flags.fin mrc.flags.acknow mrc.flags.probe mrc.flags.sackx mrc.flags.dsack mrc.sport mrc.dport
 	mrc.src_id mrc.dst_id mrc.psn mrc.ack_psn mrc.sack mrc.sack.psn mrc.len
 	mrc.hs.cookie mrc.hs.slot mrc.hs.mss mrc.ack_ev _ws.malformed
 	_ws.expert.severity mrc.burst mrc.burst.last_psn)
@@ -287,24 +287,27 @@ tap_result $(( $? == 0 && nev >= 8 )) "mrc.ev is the UDP source port; the data u
 
 # A SACK: b's ACK with a non-zero bitmap; each PSN it lists lies 1..64
 # past ack_psn (1..64 x (1 + words) with SACKX's words: a flagged ACK's
-# payload, a multiple of 8 bytes) and was sent by a before.
+# payload, a multiple of 8 bytes, before DSACK's 8 when flagged) and was
+# sent by a before.
 show SACK 'f("mrc.type") == 5 && (f("mrc.sack") != "0x0000000000000000" || f("mrc.flags.sackx") == 1)'
-read -r nsack badsack nsackx <<< "$(q "$data_a"' { sent[f("mrc.psn")] = 1 }
+read -r nsack badsack nsackx nsackd <<< "$(q "$data_a"' { sent[f("mrc.psn")] = 1 }
 	f("mrc.type") == 5 && f("ip.src") == B && f("mrc.sport") == 7001 &&
 	(f("mrc.sack") != "0x0000000000000000" || f("mrc.flags.sackx") == 1) {
 		n++; k = split(f("mrc.sack.psn"), ps, ",")
 		lim = 64
+		sl = f("mrc.len") - (f("mrc.flags.dsack") == 1 ? 8 : 0)
+		if (f("mrc.flags.dsack") == 1) d++
 		if (f("mrc.flags.sackx") == 1) {
-			x++; lim = 64 * (1 + f("mrc.len") / 8)
-			if (f("mrc.len") % 8 || f("mrc.len") < 8 || f("mrc.len") > 248) bad++
-		} else if (f("mrc.len") != 0) bad++
+			x++; lim = 64 * (1 + sl / 8)
+			if (sl % 8 || sl < 8 || sl > 248) bad++
+		} else if (sl != 0) bad++
 		if (!k) bad++
 		for (i = 1; i <= k; i++) {
 			off = (ps[i] - f("mrc.ack_psn") + 4294967296) % 4294967296
 			if (off < 1 || off > lim || !(ps[i] in sent)) bad++
 		}
-	} END { print n + 0, bad + 0, x + 0 }')"
-tap_result $(( nsack > 0 && badsack == 0 )) "ACKs with a SACK ($nsack, $nsackx with SACKX words): their PSNs follow ack_psn and were sent ($badsack wrong)"
+	} END { print n + 0, bad + 0, x + 0, d + 0 }')"
+tap_result $(( nsack > 0 && badsack == 0 )) "ACKs with a SACK ($nsack, $nsackx with SACKX words, $nsackd with a DSACK echo): their PSNs follow ack_psn and were sent ($badsack wrong)"
 
 # EV probes: a's ACKs flagged PROBE on retired EVs, and b's answers (PROBE
 # and ACKNOW) naming a probed EV in ack_ev.
