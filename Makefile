@@ -159,4 +159,4 @@ clean:
 	$(MAKE) -C tools/preload clean
 	$(MAKE) -C tools/nccl clean
 	$(MAKE) -C tools/bench clean
-	rm -rf results
+	rm -rf results .debug-kernel

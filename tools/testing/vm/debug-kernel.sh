@@ -7,9 +7,10 @@
 # and the source package's version, in $MRC_CACHE/debug-HASH; mrc's objects
 # are built from a copy of net/ and include/ (6.12 writes an external
 # module's objects beside its sources, where the production build keeps its
-# own).  Prints the folder that run-vm.sh takes as MRC_DEBUG_KERNEL:
-#   bzImage, kver, lib/modules/KVER (modules.builtin: modprobe of built-ins),
-#   mrc.ko, mrc_test.ko, mrc_datapath_test.ko
+# own).  Prints the folder that run-vm.sh takes as MRC_DEBUG_KERNEL, the
+# clone's .debug-kernel: bzImage, kver, lib/modules/KVER (modules.builtin:
+# modprobe of built-ins) linked from the cache, and this clone's mrc.ko,
+# mrc_test.ko, mrc_datapath_test.ko
 # Usage: debug-kernel.sh [--kernel-only]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -80,16 +81,23 @@ if [ ! -f "$out/bzImage" ]; then
 fi
 [ "${1:-}" = --kernel-only ] && { echo "$out"; exit 0; }
 
-# mrc.ko and the KUnit suites as modules of this kernel
-mod=$out/mrc-src
+# mrc.ko and the KUnit suites as modules of this kernel, in this clone's
+# own folder: the kernel is shared by every clone on the machine, the
+# modules are not (a second clone's build would else replace the .ko a
+# first clone's VM has yet to load).  The folder links the kernel's parts.
+own=$repo/.debug-kernel
+mod=$own/mrc-src
 mkdir -p "$mod"
 rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
 	--exclude='.*.cmd' --exclude=modules.order --exclude=Module.symvers \
 	"$repo/Kbuild" "$repo/net" "$repo/include" "$mod/"
 make -C "$build" M="$mod" CONFIG_MRC=m CONFIG_MRC_KUNIT_TEST=m W=1 \
-	-j"$jobs" modules > "$out/mrc-build.log" 2>&1 ||
-	{ tail -30 "$out/mrc-build.log" >&2; echo "debug-kernel: mrc build FAILED" >&2; exit 1; }
+	-j"$jobs" modules > "$own/mrc-build.log" 2>&1 ||
+	{ tail -30 "$own/mrc-build.log" >&2; echo "debug-kernel: mrc build FAILED" >&2; exit 1; }
 for ko in mrc mrc_test mrc_datapath_test; do
-	cp "$mod/net/mrc/$ko.ko" "$out/$ko.ko"
+	cp "$mod/net/mrc/$ko.ko" "$own/$ko.ko"
 done
-echo "$out"
+for part in bzImage kver lib; do
+	ln -sfn "$out/$part" "$own/$part"
+done
+echo "$own"
