@@ -351,18 +351,14 @@ void MrcFlow::ackRcv(const SimPacket &h)
 		return;
 	echoRcv(evs.data(), evs.size(), h.ackEv, h.tsecr, snd_echo_port, snd_echo_tsecr);
 	// input.c: mrc_dsack_rcv()
-	if ((h.flags & MRC_F_DSACK) && !rto_verdict_due &&
-	    (h.dsackEv != dsack_seen_port || h.dsackTsval != dsack_seen_tsval)) {
-		dsack_seen_port = h.dsackEv;
-		dsack_seen_tsval = h.dsackTsval;
-		if (mrc_rtt_from_echo(mrc_ts_clock(0, now), h.dsackTsval, &rttUs) &&
-		    rttUs <= prm.maxRtoUs) {
-			int i = mrc_ev_find_port(evs.data(), evs.size(), h.dsackEv);
+	if ((h.flags & MRC_F_DSACK) &&
+	    mrc_dsack_sample(&dsack_seen, h.dsackEv, h.dsackTsval, mrc_ts_clock(0, now),
+			     rto_verdict_due, prm.maxRtoUs, &rttUs)) {
+		int i = mrc_ev_find_port(evs.data(), evs.size(), h.dsackEv);
 
-			mrc_rtt_hi_sample(&rtt_hi, now, rttUs, slowest_rtt_us);
-			if (i >= 0)
-				mrc_ev_rtt_sample(&evs[i], rttUs, rtt.srtt_us);
-		}
+		mrc_rtt_hi_sample(&rtt_hi, now, rttUs, slowest_rtt_us);
+		if (i >= 0)
+			mrc_ev_rtt_sample(&evs[i], rttUs, rtt.srtt_us);
 	}
 	if ((h.flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
 		int i = mrc_ev_find_port(evs.data(), evs.size(), h.ackEv);

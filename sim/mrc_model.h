@@ -124,8 +124,7 @@ private:
 	bool reo_spurious = false;
 	u16 snd_echo_port = 0;
 	u32 snd_echo_tsecr = 0;
-	u16 dsack_seen_port = 0;	// mrc_sock.dsack_seen_port, dsack_seen_tsval
-	u32 dsack_seen_tsval = 0;
+	struct mrc_dsack_seen dsack_seen = {};	// mrc_sock.dsack_seen
 	u32 snd_last_tsval = 0;
 	u16 snd_last_ev = 0;
 	ns3::EventId rtoTimer, rackTimer;

@@ -372,12 +372,8 @@ static void mrc_unmark_lost(struct mrc_sock *msk)
  * its EV and RACK's recent largest RTT (mrc_rtt_hi()) take it, so the
  * path's later packets are judged by their own RTT.  Beside the header's
  * echo, which stays the newest packet's for everything else (Eifel, the
- * RTO's verdict, the connection's RTT).  Taken once (both copies of
- * mrc_send_ack_twice() carry it), not past the RTO's ceiling (a replay
- * from long ago would hold every RACK verdict), and not while an RTO's
- * verdict is due: a duplicate then may be an original the RTO overtook,
- * held by a stall as long as the RTO waited, and its sample would raise
- * the slowest RTT, the RTO's floor and RACK's for every EV.
+ * RTO's verdict, the connection's RTT).  mrc_dsack_sample() says when it
+ * is one.
  */
 static void mrc_dsack_rcv(struct mrc_sock *msk, const u8 *d, u64 now_us)
 {
@@ -386,14 +382,10 @@ static void mrc_dsack_rcv(struct mrc_sock *msk, const u8 *d, u64 now_us)
 	u32 rtt_us;
 
 	sock_owned_by_me(&msk->sk);
-	if (msk->rto_verdict_due ||
-	    (port == msk->dsack_seen_port && tsval == msk->dsack_seen_tsval))
+	if (!mrc_dsack_sample(&msk->dsack_seen, port, tsval, mrc_tsval(msk, now_us),
+			      msk->rto_verdict_due, msk->rtt.max_rto_us, &rtt_us))
 		return;
-	msk->dsack_seen_port = port;
-	msk->dsack_seen_tsval = tsval;
-	if (!mrc_rtt_from_echo(mrc_tsval(msk, now_us), tsval, &rtt_us) ||
-	    rtt_us > msk->rtt.max_rto_us)
-		return;
+	mrc_count(msk->mn, MRC_C_DSACK_SAMPLES);
 	mrc_rtt_hi_sample(&msk->rtt_hi, now_us, rtt_us, msk->slowest_rtt_us);
 	mrc_ev_rtt_rcv(msk, port, rtt_us);
 }

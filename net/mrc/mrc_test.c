@@ -152,8 +152,50 @@ static void mrc_rtt_hi_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_rtt_hi(&hi, t + 309000, 1000), 0u);
 }
 
+/* A duplicate's echo: one sample per echo, none while an RTO's verdict is due */
+static void mrc_dsack_sample_test(struct kunit *test)
+{
+	struct mrc_dsack_seen seen = {};
+	u32 rtt = 0;
+
+	KUNIT_EXPECT_TRUE(test, mrc_dsack_sample(&seen, 4000, 1000, 31000, false,
+						 MRC_MAX_RTO_US, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 30000u);
+	/* the second copy of a doubled ACK */
+	rtt = 0;
+	KUNIT_EXPECT_FALSE(test, mrc_dsack_sample(&seen, 4000, 1000, 31100, false,
+						  MRC_MAX_RTO_US, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 0u);
+	/* the same tsval on another EV is another duplicate */
+	KUNIT_EXPECT_TRUE(test, mrc_dsack_sample(&seen, 4001, 1000, 31100, false,
+						 MRC_MAX_RTO_US, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 30100u);
+	/* an RTO's verdict is due: no sample, and the echo is spent */
+	KUNIT_EXPECT_FALSE(test, mrc_dsack_sample(&seen, 4002, 2000, 32000, true,
+						  MRC_MAX_RTO_US, &rtt));
+	KUNIT_EXPECT_FALSE(test, mrc_dsack_sample(&seen, 4002, 2000, 32100, false,
+						  MRC_MAX_RTO_US, &rtt));
+	/* above the RTO's ceiling: a replay, no sample */
+	KUNIT_EXPECT_FALSE(test, mrc_dsack_sample(&seen, 4003, 2000, 2000 + 200001, false,
+						  200000, &rtt));
+	KUNIT_EXPECT_TRUE(test, mrc_dsack_sample(&seen, 4003, 2001, 2000 + 200001, false,
+						 200000, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 200000u);
+	/* across the 32-bit clock's wrap */
+	KUNIT_EXPECT_TRUE(test, mrc_dsack_sample(&seen, 4004, 0xffffff00u, 0x100, false,
+						 MRC_MAX_RTO_US, &rtt));
+	KUNIT_EXPECT_EQ(test, rtt, 0x200u);
+	/* from the future (forged): no sample */
+	KUNIT_EXPECT_FALSE(test, mrc_dsack_sample(&seen, 4005, 0x200, 0x100, false,
+						  MRC_MAX_RTO_US, &rtt));
+	/* a tsval of 0 is no echo */
+	KUNIT_EXPECT_FALSE(test, mrc_dsack_sample(&seen, 4006, 0, 0x100, false,
+						  MRC_MAX_RTO_US, &rtt));
+}
+
 static struct kunit_case mrc_rtt_cases[] = {
 	KUNIT_CASE(mrc_rtt_hi_test),
+	KUNIT_CASE(mrc_dsack_sample_test),
 	KUNIT_CASE(mrc_rtt_first_sample_test),
 	KUNIT_CASE(mrc_rtt_converges_and_clamps_test),
 	KUNIT_CASE(mrc_rtt_backoff_test),

@@ -1095,6 +1095,7 @@ static unsigned int mrc_ack_payload(struct mrc_sock *msk, __be64 *x, u8 *flags)
 		memcpy((u8 *)x + len, &d, sizeof(d));
 		len += sizeof(d);
 		*flags |= MRC_F_DSACK;
+		mrc_count(msk->mn, MRC_C_TX_DSACK);
 	}
 	return len;
 }

@@ -71,6 +71,8 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_LOSS_PROBES]		= "LossProbes",
 	[MRC_C_LOSS_PROBE_RECOVERED]	= "LossProbeRecovered",
 	[MRC_C_RX_ICMP_DROP]		= "RxIcmpDropped",
+	[MRC_C_TX_DSACK]		= "TxDsack",
+	[MRC_C_DSACK_SAMPLES]		= "DsackRttSamples",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -89,6 +89,8 @@ enum mrc_counter {
 	MRC_C_LOSS_PROBES,		/* tail loss probes sent (mrc_send_loss_probe()) */
 	MRC_C_LOSS_PROBE_RECOVERED,	/* ... that repaired a loss: the probe arrived first */
 	MRC_C_RX_ICMP_DROP,		/* ICMP errors quoting no connection's packet */
+	MRC_C_TX_DSACK,			/* pure ACKs that echoed a duplicate (MRC_F_DSACK) */
+	MRC_C_DSACK_SAMPLES,		/* ... taken as a slow path's RTT sample */
 	__MRC_C_MAX,
 };
 
@@ -500,9 +502,8 @@ struct mrc_sock {
 	bool			ce_pending;	/* CE seen since our last ACK */
 	bool			dsack_due;	/* a duplicate came since our last pure ACK: */
 	u16			dsack_port;	/* its EV */
-	u16			dsack_seen_port;	/* the peer's last MRC_F_DSACK echo, */
 	u32			dsack_tsval;	/* the duplicate's tsval, for MRC_F_DSACK */
-	u32			dsack_seen_tsval;	/* taken once (mrc_dsack_rcv()) */
+	struct mrc_dsack_seen	dsack_seen;	/* the peer's last MRC_F_DSACK echo */
 	u64			newest_delivered_tx_us;	/* RACK: newest send time acked
 							 * (mrc_clock_us(), 0: none yet)
 							 */

@@ -210,6 +210,50 @@ static inline u32 mrc_rtt_hi(const struct mrc_rtt_hi *hi, u64 now_us, u32 slowes
 	return rtt < 2ULL * slowest_us ? rtt : 2 * slowest_us;
 }
 
+/**
+ * struct mrc_dsack_seen - the last duplicate echo (MRC_F_DSACK) taken
+ * @tsval: the duplicate's tsval, as the peer echoed it
+ * @port: its EV
+ */
+struct mrc_dsack_seen {
+	u32	tsval;
+	u16	port;
+};
+
+/**
+ * mrc_dsack_sample() - the RTT sample a peer's duplicate echo gives
+ * @seen: the last echo taken, updated when this one is new
+ * @port: the echo's EV (struct mrc_dsack)
+ * @tsval: the duplicate's tsval it echoes
+ * @ts_now: our timestamp clock now (mrc_ts_clock())
+ * @verdict_due: an RTO's spurious-or-real verdict is pending
+ * @max_rto_us: the connection's RTO ceiling
+ * @rtt_us: the sample, written when there is one
+ *
+ * The duplicate is the original that came late: an exact sample of the
+ * slow path it took, which the header's echo (the newest packet's) never
+ * names.  Taken once: both copies of a doubled ACK carry the echo.  None
+ * while an RTO's verdict is due (and the echo is spent): the duplicate may
+ * be an original the RTO overtook, held by a stall as long as the RTO
+ * waited, and its sample would raise every EV's RACK wait and the RTO's
+ * floor.  None above the RTO's ceiling: a replay from long ago would hold
+ * every RACK verdict.
+ *
+ * Return: true if @rtt_us holds a sample.
+ */
+static inline bool mrc_dsack_sample(struct mrc_dsack_seen *seen, u16 port, u32 tsval,
+				    u32 ts_now, bool verdict_due, u32 max_rto_us,
+				    u32 *rtt_us)
+{
+	if (port == seen->port && tsval == seen->tsval)
+		return false;
+	/* spent even while a verdict is due: a second copy is as suspect */
+	seen->port = port;
+	seen->tsval = tsval;
+	return !verdict_due && mrc_rtt_from_echo(ts_now, tsval, rtt_us) &&
+	       *rtt_us <= max_rto_us;
+}
+
 void mrc_rtt_init(struct mrc_rtt *r, u32 min_rto_us, u32 max_rto_us);
 void mrc_rtt_sample(struct mrc_rtt *r, u32 sample_us);
 u32 mrc_rtt_rto(const struct mrc_rtt *r, unsigned int backoff);

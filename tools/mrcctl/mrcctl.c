@@ -1833,6 +1833,8 @@ static const struct {
 	{ "LossProbes", "Tail loss probes: a flight's newest packet resent on another EV after two RTTs without an ACK" },
 	{ "LossProbeRecovered", "Tail loss probes that repaired a loss (the probe arrived, not the original)" },
 	{ "RxIcmpDropped", "ICMP errors dropped: the packet they quote is no connection's (forged or stale)" },
+	{ "TxDsack", "Duplicates echoed to their sender in a pure ACK (DSACK): the original came late" },
+	{ "DsackRttSamples", "Duplicate echoes (DSACK) taken as an RTT sample of the slow path the original took" },
 };
 
 /* "TxPackets" -> "tx_packets", "RTOCount" -> "rto_count", "NoConnection" -> "no_connection" */
