@@ -84,6 +84,7 @@ int mrc_init_evs(struct mrc_sock *msk, unsigned int count, gfp_t gfp)
 	WRITE_ONCE(msk->ev_cap, cap);
 	msk->ev_count = n;
 	mrc_evs_changed(msk);
+	mrc_trace_evs_drawn(msk);
 	return 0;
 }
 
@@ -216,8 +217,9 @@ static void mrc_retire_one(struct mrc_sock *msk, int idx, unsigned long probe, b
 	struct mrc_ev_range range;
 
 	/* the replacement carries the smallest share until it delivers */
-	mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born, probe,
-		      replace);
+	if (mrc_ev_retire(msk->evs, msk->ev_cap, idx, mrc_range(msk, &range), &msk->ev_born,
+			  probe, replace) >= 0)
+		mrc_trace_evs_drawn(msk);
 	mrc_evs_changed(msk);
 	mrc_count(msk->mn, MRC_C_EV_RETIRED);
 	trace_mrc_ev_retire(msk->local_id, msk->evs[idx].port, msk->evs[idx].path);

@@ -163,6 +163,8 @@ void mrc_udp_err_rcv(struct sock *usk, struct sk_buff *skb, int err, __be16 port
 	/* the quoted header is the tunnel socket's family (the v6 one is v6only) */
 	if (usk->sk_family != msk->family || !mrc_icmp_matches(msk, skb->data, h)) {
 		mrc_count(mn, MRC_C_RX_ICMP_DROP);
+	} else if (mrc_trace_icmp(msk, skb, h, ntohs(((struct udphdr *)payload - 1)->source))) {
+		/* a path trace's probe ran out of TTL, as it was meant to */
 	} else if (!sock_owned_by_user(sk)) {
 		mrc_icmp_apply(msk, err, info);
 	} else {

@@ -441,6 +441,7 @@ static bool mrc_ack_rcv(struct mrc_sock *msk, const struct mrchdr *h, const u8 *
 		mrc_snd_wnd_update(msk, ntohl(h->rcv_wnd), ntohl(h->tsval));
 	if ((h->flags & (MRC_F_PROBE | MRC_F_ACKNOW)) == (MRC_F_PROBE | MRC_F_ACKNOW)) {
 		mrc_probe_answered(msk, ntohs(h->ack_ev));
+		mrc_trace_reached_rcv(msk, ntohs(h->ack_ev), tsecr);
 		/*
 		 * A peer answering window probes is alive (RFC 1122 4.2.2.17).
 		 * Not for an orphan: nobody waits for what it still has to send,

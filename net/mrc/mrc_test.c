@@ -12,6 +12,7 @@
 #include "ev.h"
 #include "cc.h"
 #include "autotune.h"
+#include "evtrace.h"
 
 static void mrc_psn_wraparound_test(struct kunit *test)
 {
@@ -1246,8 +1247,94 @@ static void mrc_ev_alive_since_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_ev_alive_since(100, 0, 10000), 100ull);
 }
 
+/* A path trace: hops by TTL, silent hops, the peer reached, stale answers */
+static void mrc_trace_steps_test(struct kunit *test)
+{
+	const __be32 r1[4] = { htonl(0x0a000101) }, r2[4] = { htonl(0x0a000201) };
+	struct mrc_ev_trace t;
+	u64 now = 1000000;
+
+	mrc_trace_begin(&t, 50000, 0);
+	KUNIT_EXPECT_EQ(test, t.max_ttl, 1);
+	mrc_trace_begin(&t, 50000, 200);
+	KUNIT_EXPECT_EQ(test, t.max_ttl, MRC_TRACE_MAX_HOPS);
+	mrc_trace_begin(&t, 50000, 6);
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 1);
+	mrc_trace_sent(&t, 1, 111, now);
+	/* one probe out at a time */
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 0);
+	/* an answer that quotes another tsval is stale or forged */
+	KUNIT_EXPECT_FALSE(test, mrc_trace_hop_rcv(&t, 110, r1, now + 50));
+	KUNIT_EXPECT_FALSE(test, mrc_trace_reached(&t, 110));
+	KUNIT_EXPECT_TRUE(test, mrc_trace_hop_rcv(&t, 111, r1, now + 50));
+	KUNIT_EXPECT_EQ(test, t.nhops, 1);
+	KUNIT_EXPECT_EQ(test, t.hop[0].addr[0], r1[0]);
+	KUNIT_EXPECT_EQ(test, t.hop[0].rtt_us, 50u);
+	/* a second answer to the same probe */
+	KUNIT_EXPECT_FALSE(test, mrc_trace_hop_rcv(&t, 111, r2, now + 60));
+	/* TTL 2 draws no answer in time: its hop stays unnamed */
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 2);
+	mrc_trace_sent(&t, 2, 222, now + 100);
+	KUNIT_EXPECT_FALSE(test, mrc_trace_timeout(&t, now + 100 + 4999, 5000));
+	KUNIT_EXPECT_TRUE(test, mrc_trace_timeout(&t, now + 100 + 5000, 5000));
+	KUNIT_EXPECT_FALSE(test, mrc_trace_hop_rcv(&t, 222, r2, now + 6000));
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 3);
+	mrc_trace_sent(&t, 3, 333, now + 6000);
+	KUNIT_EXPECT_TRUE(test, mrc_trace_hop_rcv(&t, 333, r2, now + 6100));
+	KUNIT_EXPECT_EQ(test, t.nhops, 3);
+	KUNIT_EXPECT_EQ(test, t.hop[1].addr[0], 0u);
+	KUNIT_EXPECT_EQ(test, t.hop[1].rtt_us, 0u);
+	KUNIT_EXPECT_EQ(test, t.hop[2].addr[0], r2[0]);
+	KUNIT_EXPECT_EQ(test, t.silent, 0);
+	/* TTL 4 reaches the peer: three hops before it */
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 4);
+	mrc_trace_sent(&t, 4, 444, now + 7000);
+	KUNIT_EXPECT_TRUE(test, mrc_trace_reached(&t, 444));
+	KUNIT_EXPECT_EQ(test, t.state, MRC_TRACE_REACHED);
+	KUNIT_EXPECT_EQ(test, t.nhops, 3);
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 0);
+	KUNIT_EXPECT_FALSE(test, mrc_trace_hop_rcv(&t, 444, r1, now + 7100));
+
+	/* the peer reached after silent hops: they are unnamed hops */
+	mrc_trace_begin(&t, 50001, 8);
+	mrc_trace_sent(&t, mrc_trace_next_ttl(&t), 1, now);
+	KUNIT_EXPECT_TRUE(test, mrc_trace_timeout(&t, now + 5000, 5000));
+	mrc_trace_sent(&t, mrc_trace_next_ttl(&t), 2, now + 5000);
+	KUNIT_EXPECT_TRUE(test, mrc_trace_reached(&t, 2));
+	KUNIT_EXPECT_EQ(test, t.nhops, 1);
+	KUNIT_EXPECT_EQ(test, t.hop[0].addr[0], 0u);
+
+	/* a blackhole: MRC_TRACE_MAX_SILENT silent hops end it */
+	mrc_trace_begin(&t, 50002, 8);
+	mrc_trace_sent(&t, mrc_trace_next_ttl(&t), 1, now);
+	KUNIT_EXPECT_TRUE(test, mrc_trace_hop_rcv(&t, 1, r1, now + 10));
+	for (int i = 0; i < MRC_TRACE_MAX_SILENT; i++) {
+		u8 ttl = mrc_trace_next_ttl(&t);
+
+		KUNIT_EXPECT_EQ(test, ttl, 2 + i);
+		mrc_trace_sent(&t, ttl, 10 + i, now + 100 * i);
+		KUNIT_EXPECT_TRUE(test, mrc_trace_timeout(&t, now + 100 * i + 5000, 5000));
+	}
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 0);
+	KUNIT_EXPECT_EQ(test, t.state, MRC_TRACE_UNREACHED);
+	KUNIT_EXPECT_EQ(test, t.nhops, 1);
+
+	/* the TTL limit */
+	mrc_trace_begin(&t, 50003, 1);
+	mrc_trace_sent(&t, mrc_trace_next_ttl(&t), 5, now);
+	KUNIT_EXPECT_TRUE(test, mrc_trace_hop_rcv(&t, 5, r1, now + 10));
+	KUNIT_EXPECT_EQ(test, mrc_trace_next_ttl(&t), 0);
+	KUNIT_EXPECT_EQ(test, t.state, MRC_TRACE_UNREACHED);
+
+	/* the wait: two RTTs, within its bounds */
+	KUNIT_EXPECT_EQ(test, mrc_trace_wait_us(0), MRC_TRACE_MIN_WAIT_US);
+	KUNIT_EXPECT_EQ(test, mrc_trace_wait_us(10000), 20000u);
+	KUNIT_EXPECT_EQ(test, mrc_trace_wait_us(U32_MAX), MRC_TRACE_MAX_WAIT_US);
+}
+
 static struct kunit_case mrc_ev_cases[] = {
 	KUNIT_CASE(mrc_ev_init_test),
+	KUNIT_CASE(mrc_trace_steps_test),
 	KUNIT_CASE(mrc_ev_pick_weighted_test),
 	KUNIT_CASE(mrc_ev_pick_retransmit_test),
 	KUNIT_CASE(mrc_ev_pick_ack_test),

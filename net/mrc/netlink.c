@@ -33,6 +33,7 @@
 #include <net/udp_tunnel.h>
 
 #include "protocol.h"
+#include "evtrace.h"
 #include "netlink.h"
 #include "netlink_gen.h"
 
@@ -48,6 +49,12 @@
 					       2 * nla_total_size(16) +		\
 					       nla_total_size(IFNAMSIZ) +	\
 					       nla_total_size(1))
+/* a trace ev nest: port, state, hops, and each hop's ttl, address and RTT */
+#define MRC_NL_TRACE_EV_SIZE	nla_total_size(3 * nla_total_size(2) +		\
+					       MRC_TRACE_MAX_HOPS *		\
+					       nla_total_size(nla_total_size(1) +	\
+							      nla_total_size(16) +	\
+							      nla_total_size(4)))
 
 /**
  * struct mrc_nl_policy - one EV policy
@@ -588,6 +595,22 @@ cancel:
 	return -EMSGSIZE;
 }
 
+/* The connection a request's local-id attribute names, with a reference. */
+static struct mrc_sock *mrc_nl_conn_ref(struct mrc_net *mn, struct genl_info *info, int attr)
+{
+	struct mrc_sock *msk;
+
+	rcu_read_lock();
+	msk = mrc_lookup_conn(mn, nla_get_u32(info->attrs[attr]));
+	if (msk && !refcount_inc_not_zero(&msk->sk.sk_refcnt))
+		msk = NULL;
+	rcu_read_unlock();
+	if (!msk)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[attr],
+				    "no connection with this local-id");
+	return msk;
+}
+
 int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct mrc_net *mn = mrc_pernet(genl_info_net(info));
@@ -598,16 +621,9 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, MRC_A_CONN_LOCAL_ID))
 		return -EINVAL;
-	rcu_read_lock();
-	msk = mrc_lookup_conn(mn, nla_get_u32(info->attrs[MRC_A_CONN_LOCAL_ID]));
-	if (msk && !refcount_inc_not_zero(&msk->sk.sk_refcnt))
-		msk = NULL;
-	rcu_read_unlock();
-	if (!msk) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MRC_A_CONN_LOCAL_ID],
-				    "no connection with this local-id");
+	msk = mrc_nl_conn_ref(mn, info, MRC_A_CONN_LOCAL_ID);
+	if (!msk)
 		return -ENOENT;
-	}
 	do {
 		/*
 		 * Sized before the lock, which may not sleep; if the table grew
@@ -636,6 +652,113 @@ int mrc_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		return err;
 	return genlmsg_reply(msg, info);
+}
+
+int mrc_nl_ev_trace_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mrc_net *mn = mrc_pernet(genl_info_net(info));
+	u8 max_ttl = MRC_TRACE_DEF_TTL;
+	struct mrc_sock *msk;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, MRC_A_TRACE_LOCAL_ID))
+		return -EINVAL;
+	if (info->attrs[MRC_A_TRACE_MAX_TTL])
+		max_ttl = nla_get_u8(info->attrs[MRC_A_TRACE_MAX_TTL]);
+	msk = mrc_nl_conn_ref(mn, info, MRC_A_TRACE_LOCAL_ID);
+	if (!msk)
+		return -ENOENT;
+	lock_sock(&msk->sk);
+	err = mrc_trace_start(msk, max_ttl);
+	release_sock(&msk->sk);
+	sock_put(&msk->sk);
+	if (err == -ENOTCONN)
+		NL_SET_ERR_MSG(info->extack, "the connection is not established");
+	return err;
+}
+
+static int mrc_nl_put_trace_ev(struct sk_buff *skb, const struct mrc_ev_trace *t, int family)
+{
+	struct nlattr *nest = nla_nest_start(skb, MRC_A_TRACE_EV), *hop;
+	static const __be32 none[4];
+	u8 i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u16(skb, MRC_A_TRACE_EV_PORT, t->port) ||
+	    nla_put_u8(skb, MRC_A_TRACE_EV_STATE, t->state) ||
+	    nla_put_u8(skb, MRC_A_TRACE_EV_HOPS, t->nhops))
+		goto cancel;
+	for (i = 0; i < t->nhops; i++) {
+		const struct mrc_trace_hop *h = &t->hop[i];
+
+		hop = nla_nest_start(skb, MRC_A_TRACE_EV_HOP);
+		if (!hop || nla_put_u8(skb, MRC_A_TRACE_HOP_TTL, i + 1))
+			goto cancel;
+		if (memcmp(h->addr, none, sizeof(none)) &&
+		    (nla_put(skb, MRC_A_TRACE_HOP_ADDR, family == AF_INET ? 4 : 16, h->addr) ||
+		     nla_put_u32(skb, MRC_A_TRACE_HOP_RTT_US, h->rtt_us)))
+			goto cancel;
+		nla_nest_end(skb, hop);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+int mrc_nl_ev_trace_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mrc_net *mn = mrc_pernet(genl_info_net(info));
+	struct mrc_ev_trace *evs;
+	struct sk_buff *msg;
+	struct mrc_sock *msk;
+	bool running;
+	void *hdr;
+	int n, i, family;
+	u32 id;
+
+	if (GENL_REQ_ATTR_CHECK(info, MRC_A_TRACE_LOCAL_ID))
+		return -EINVAL;
+	msk = mrc_nl_conn_ref(mn, info, MRC_A_TRACE_LOCAL_ID);
+	if (!msk)
+		return -ENOENT;
+	evs = kvmalloc_array(MRC_MAX_EVS, sizeof(*evs), GFP_KERNEL);
+	if (!evs) {
+		sock_put(&msk->sk);
+		return -ENOMEM;
+	}
+	lock_sock(&msk->sk);
+	n = mrc_trace_copy(msk, evs, &running);
+	family = msk->family;
+	id = msk->local_id;
+	release_sock(&msk->sk);
+	sock_put(&msk->sk);
+	if (n < 0) {
+		NL_SET_ERR_MSG(info->extack, "the connection was never traced (ev-trace)");
+		kvfree(evs);
+		return n;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE + (size_t)n * MRC_NL_TRACE_EV_SIZE, GFP_KERNEL);
+	if (!msg) {
+		kvfree(evs);
+		return -ENOMEM;
+	}
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr || nla_put_u32(msg, MRC_A_TRACE_LOCAL_ID, id) ||
+	    (running && nla_put_flag(msg, MRC_A_TRACE_RUNNING)))
+		goto too_big;
+	for (i = 0; i < n; i++)
+		if (mrc_nl_put_trace_ev(msg, &evs[i], family))
+			goto too_big;
+	kvfree(evs);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+too_big:
+	kvfree(evs);
+	nlmsg_free(msg);
+	return -EMSGSIZE;
 }
 
 int mrc_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)

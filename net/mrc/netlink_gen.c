@@ -96,6 +96,17 @@ static const struct nla_policy mrc_plane_del_nl_policy[MRC_A_PLANE_ADDR + 1] = {
 	[MRC_A_PLANE_ADDR] = { .type = NLA_BINARY, },
 };
 
+/* MRC_CMD_EV_TRACE - do */
+static const struct nla_policy mrc_ev_trace_nl_policy[MRC_A_TRACE_MAX_TTL + 1] = {
+	[MRC_A_TRACE_LOCAL_ID] = { .type = NLA_U32, },
+	[MRC_A_TRACE_MAX_TTL] = NLA_POLICY_RANGE(NLA_U8, 1, 8),
+};
+
+/* MRC_CMD_EV_TRACE_GET - do */
+static const struct nla_policy mrc_ev_trace_get_nl_policy[MRC_A_TRACE_LOCAL_ID + 1] = {
+	[MRC_A_TRACE_LOCAL_ID] = { .type = NLA_U32, },
+};
+
 /* Ops table for mrc */
 static const struct genl_split_ops mrc_nl_ops[] = {
 	{
@@ -178,6 +189,20 @@ static const struct genl_split_ops mrc_nl_ops[] = {
 		.cmd	= MRC_CMD_PLANE_GET,
 		.dumpit	= mrc_nl_plane_get_dumpit,
 		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= MRC_CMD_EV_TRACE,
+		.doit		= mrc_nl_ev_trace_doit,
+		.policy		= mrc_ev_trace_nl_policy,
+		.maxattr	= MRC_A_TRACE_MAX_TTL,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= MRC_CMD_EV_TRACE_GET,
+		.doit		= mrc_nl_ev_trace_get_doit,
+		.policy		= mrc_ev_trace_get_nl_policy,
+		.maxattr	= MRC_A_TRACE_LOCAL_ID,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };
 

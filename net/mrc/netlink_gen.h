@@ -29,6 +29,8 @@ int mrc_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
 int mrc_nl_plane_add_doit(struct sk_buff *skb, struct genl_info *info);
 int mrc_nl_plane_del_doit(struct sk_buff *skb, struct genl_info *info);
 int mrc_nl_plane_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int mrc_nl_ev_trace_doit(struct sk_buff *skb, struct genl_info *info);
+int mrc_nl_ev_trace_get_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	MRC_NLGRP_EVENTS,

@@ -183,6 +183,7 @@ void mrc_routes_release(struct mrc_route *routes, u16 n)
  * @tos: TOS / traffic class of the outer header: DSCP and ECN bits
  * @route: the EV slot's cached route (socket lock held), or NULL
  * @path: the path @saddr and @daddr are, for @route
+ * @ttl: the outer TTL / hop limit, 0: the route's (a path trace's probes)
  *
  * The route lookup carries @ev as the flow's source port, so that multipath
  * routes on this host spread EVs as the fabric does.  Consumes @skb.
@@ -190,7 +191,7 @@ void mrc_routes_release(struct mrc_route *routes, u16 n)
  */
 static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *saddr,
 		      const union mrc_addr *daddr, struct sk_buff *skb, u16 ev, u16 dport,
-		      u8 tos, struct mrc_route *route, u8 path)
+		      u8 tos, struct mrc_route *route, u8 path, u8 ttl)
 {
 	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
 	struct dst_entry *dst = route ? mrc_route_get(route, ev, path) : NULL;
@@ -226,7 +227,7 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 				mrc_route_set(route, dst, 0, ev, path);
 		}
 		udp_tunnel_xmit_skb(dst_rtable(dst), sock->sk, skb, fl4.saddr, fl4.daddr, tos,
-				    ip4_dst_hoplimit(dst), skb->ignore_df ? 0 : htons(IP_DF),
+				    ttl ?: ip4_dst_hoplimit(dst), skb->ignore_df ? 0 : htons(IP_DF),
 				    htons(ev), htons(dport), false, false);
 	} else {
 #if IS_ENABLED(CONFIG_IPV6)
@@ -251,7 +252,8 @@ static int mrc_output(struct mrc_net *mn, int family, const union mrc_addr *sadd
 					      path);
 		}
 		udp_tunnel6_xmit_skb(dst, sock->sk, skb, NULL, &fl6.saddr, &fl6.daddr, tos,
-				     ip6_dst_hoplimit(dst), 0, htons(ev), htons(dport), false);
+				     ttl ?: ip6_dst_hoplimit(dst), 0, htons(ev), htons(dport),
+				     false);
 #else
 		err = -EAFNOSUPPORT;
 		goto drop;
@@ -292,9 +294,9 @@ static u8 mrc_outer_tos(const struct mrc_sock *msk, const struct sk_buff *skb, b
 	return tos;
 }
 
-/* Sends @skb on EV @ev: the addresses of its path, its port, @tos outside. */
+/* Sends @skb on EV @ev: the addresses of its path, its port, @tos and @ttl outside. */
 static int mrc_send_on_ev(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
-			  u8 tos)
+			  u8 tos, u8 ttl)
 {
 	const struct mrc_path *path = &msk->paths[ev->path];
 
@@ -303,9 +305,9 @@ static int mrc_send_on_ev(struct mrc_sock *msk, struct sk_buff *skb, const struc
 	sock_owned_by_me(&msk->sk);
 	if (!ev->path || ev->path >= msk->npaths)
 		return mrc_output(msk->mn, msk->family, &msk->local, &msk->remote, skb,
-				  ev->port, msk->udp_dport, tos, route, 0);
+				  ev->port, msk->udp_dport, tos, route, 0, ttl);
 	return mrc_output(msk->mn, path->local.sa.sa_family, &path->local, &path->remote, skb,
-			  ev->port, msk->udp_dport, tos, route, ev->path);
+			  ev->port, msk->udp_dport, tos, route, ev->path, ttl);
 }
 
 /* Sends the packet @skb (data at its MRC header) on EV @ev. */
@@ -313,7 +315,7 @@ static int mrc_send_packet(struct mrc_sock *msk, struct sk_buff *skb, const stru
 			   bool ect)
 {
 	msk->stats.packets_sent++;
-	return mrc_send_on_ev(msk, skb, ev, mrc_outer_tos(msk, skb, ect));
+	return mrc_send_on_ev(msk, skb, ev, mrc_outer_tos(msk, skb, ect), 0);
 }
 
 static struct sk_buff *mrc_build_data(struct mrc_sock *msk, struct sk_buff *seg)
@@ -661,7 +663,7 @@ static int mrc_burst_xmit(struct mrc_sock *msk, struct sk_buff *skb, const struc
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
 	skb->csum_offset = offsetof(struct udphdr, check);
-	err = mrc_send_on_ev(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0);
+	err = mrc_send_on_ev(msk, skb, ev, READ_ONCE(msk->mn->cfg.ecn) ? INET_ECN_ECT_0 : 0, 0);
 	if (err)
 		return err;
 	mrc_count(msk->mn, MRC_C_TX_BURSTS);
@@ -1059,6 +1061,37 @@ void mrc_probe_retired(struct mrc_sock *msk)
 	msk->probe_scan_at = next;
 }
 
+/**
+ * mrc_trace_probe_build() - a path trace's probe: an EV probe
+ * @msk: connection (socket lock held)
+ * @tsval: set to the probe's tsval, which its answers quote or echo
+ *
+ * An EV probe (MRC_F_PROBE), so that one that reaches the peer is answered
+ * (mrc_trace_reached()); one whose TTL runs out on the way draws an ICMP
+ * time exceeded from that router (mrc_trace_icmp()).
+ * Return: the packet for mrc_trace_probe_send(), or NULL.
+ */
+struct sk_buff *mrc_trace_probe_build(struct mrc_sock *msk, u32 *tsval)
+{
+	struct sk_buff *skb = mrc_alloc_packet(0);
+	struct mrchdr *h;
+
+	if (!skb)
+		return NULL;
+	h = skb_push(skb, sizeof(*h));
+	mrc_fill_header(msk, h, MRC_T_ACK, MRC_F_PROBE);
+	*tsval = ntohl(h->tsval);
+	return skb;
+}
+
+/* Sends mrc_trace_probe_build()'s @skb on @ev with TTL @ttl. */
+void mrc_trace_probe_send(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
+			  u8 ttl)
+{
+	mrc_count(msk->mn, MRC_C_TRACE_PROBES);
+	mrc_send_on_ev(msk, skb, ev, 0, ttl);
+}
+
 /*
  * MRC_F_SACKX's words for a pure ACK, big-endian in @x: what is held beyond
  * the header's 64 PSNs.  Return: their bytes, 0 for none.
@@ -1236,7 +1269,7 @@ static void mrc_send_reply(struct mrc_net *mn, struct sk_buff *in, u8 type, u32 
 	h->ack_ev = udp_hdr(in)->source;
 	h->len = htons(plen);
 	mrc_output(mn, local.sa.sa_family, &local, &remote, skb,
-		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest), 0, NULL, 0);
+		   ntohs(udp_hdr(in)->source), ntohs(udp_hdr(in)->dest), 0, NULL, 0, 0);
 }
 
 /**

@@ -73,6 +73,8 @@ const char *const mrc_counter_names[__MRC_C_MAX] = {
 	[MRC_C_RX_ICMP_DROP]		= "RxIcmpDropped",
 	[MRC_C_TX_DSACK]		= "TxDsack",
 	[MRC_C_DSACK_SAMPLES]		= "DsackRttSamples",
+	[MRC_C_TRACE_PROBES]		= "TxTraceProbes",
+	[MRC_C_TRACE_HOPS]		= "RxTraceHops",
 };
 
 struct mrc_net *mrc_pernet(const struct net *net)

@@ -91,6 +91,8 @@ enum mrc_counter {
 	MRC_C_RX_ICMP_DROP,		/* ICMP errors quoting no connection's packet */
 	MRC_C_TX_DSACK,			/* pure ACKs that echoed a duplicate (MRC_F_DSACK) */
 	MRC_C_DSACK_SAMPLES,		/* ... taken as a slow path's RTT sample */
+	MRC_C_TRACE_PROBES,		/* path trace probes sent (evtrace.c) */
+	MRC_C_TRACE_HOPS,		/* ... answered by a router (ICMP time exceeded) */
 	__MRC_C_MAX,
 };
 
@@ -512,6 +514,10 @@ struct mrc_sock {
 						 * deliveries, any EV
 						 */
 	bool			fin_received;
+	struct mrc_trace	*trace;		/* path traces (evtrace.c): set once,
+						 * under the socket lock; freed
+						 * with the socket
+						 */
 
 	/* handshake (client) */
 	u32			iss;		/* our initial PSN (set before the SYN
@@ -678,6 +684,20 @@ bool mrc_loss_probe_wanted(const struct mrc_sock *msk);
 void mrc_send_loss_probe(struct mrc_sock *msk);
 void mrc_fill_header(struct mrc_sock *msk, struct mrchdr *h, u8 type, u8 flags);
 void mrc_probe_retired(struct mrc_sock *msk);
+struct sk_buff *mrc_trace_probe_build(struct mrc_sock *msk, u32 *tsval);
+void mrc_trace_probe_send(struct mrc_sock *msk, struct sk_buff *skb, const struct mrc_ev *ev,
+			  u8 ttl);
+
+/* evtrace.c */
+struct mrc_ev_trace;
+void mrc_trace_evs_drawn(struct mrc_sock *msk);
+int mrc_trace_start(struct mrc_sock *msk, u8 max_ttl);
+void mrc_trace_stop(struct mrc_sock *msk);
+void mrc_trace_free(struct mrc_sock *msk);
+void mrc_trace_reached_rcv(struct mrc_sock *msk, u16 port, u32 tsecr);
+bool mrc_trace_icmp(struct mrc_sock *msk, struct sk_buff *skb, const struct mrchdr *h,
+		    u16 port);
+int mrc_trace_copy(struct mrc_sock *msk, struct mrc_ev_trace *out, bool *running);
 void mrc_window_update(struct mrc_sock *msk);
 u32 mrc_rcv_wnd(struct mrc_sock *msk);
 

@@ -112,6 +112,7 @@ void mrc_destruct(struct sock *sk)
 	mrc_orphan_del(msk);
 	kfree(msk->evs);
 	msk->evs = NULL;
+	mrc_trace_free(msk);
 	mrc_routes_release(msk->ev_routes, msk->ev_cap);
 	kfree(msk->ev_routes);
 	msk->ev_routes = NULL;

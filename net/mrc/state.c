@@ -314,6 +314,7 @@ void mrc_done(struct mrc_sock *msk, int err)
 	}
 	mrc_set_state(msk, MRC_STATE_DONE);
 	mrc_timers_stop(msk);
+	mrc_trace_stop(msk);
 	mrc_unhash_conn(msk);
 	mrc_write_queue_purge(sk);
 	mrc_ooo_purge(msk);

@@ -41,7 +41,7 @@ _mrcctl()
 		return
 	fi
 	if [[ -z $obj ]]; then
-		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy plane stats monitor run help" -- "$cur"))
+		COMPREPLY=($(compgen -W "-j -p -o -n -h -V info config conn paths policy plane stats monitor trace run help" -- "$cur"))
 		return
 	fi
 	n=$((cword - i))
@@ -88,6 +88,15 @@ _mrcctl()
 		;;
 	monitor)
 		COMPREPLY=($(compgen -W "-t count" -- "$cur"))
+		;;
+	trace)
+		if ((n == 1)); then
+			COMPREPLY=($(compgen -W "start show" -- "$cur"))
+		elif ((n == 3)) && [[ ${words[i + 1]} == start ]]; then
+			COMPREPLY=($(compgen -W "max-ttl" -- "$cur"))
+		elif ((n == 3)) && [[ ${words[i + 1]} == show ]]; then
+			COMPREPLY=($(compgen -W "-w" -- "$cur"))
+		fi
 		;;
 	esac
 } &&

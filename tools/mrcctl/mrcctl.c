@@ -40,7 +40,7 @@
 #define NETLINK_GET_STRICT_CHK 12
 #endif
 
-#define RCVBUF_SIZE	32768		/* the kernel's largest dump skb */
+#define RCVBUF_SIZE	131072		/* the kernel's largest reply: ev-trace-get's */
 #define EXIT_USAGE	1
 #define EXIT_KERNEL	2
 
@@ -1834,6 +1834,8 @@ static const struct {
 	{ "LossProbeRecovered", "Tail loss probes that repaired a loss (the probe arrived, not the original)" },
 	{ "RxIcmpDropped", "ICMP errors dropped: the packet they quote is no connection's (forged or stale)" },
 	{ "TxDsack", "Duplicates echoed to their sender in a pure ACK (DSACK): the original came late" },
+	{ "TxTraceProbes", "Path trace probes sent: EV probes with a low TTL (ev trace)" },
+	{ "RxTraceHops", "Path trace probes a router answered (ICMP time exceeded): a hop named" },
 	{ "DsackRttSamples", "Duplicate echoes (DSACK) taken as an RTT sample of the slow path the original took" },
 };
 
@@ -2329,6 +2331,162 @@ static int cmd_run(int argc, char **argv)
 	return 126;
 }
 
+/* ---- trace (per-EV path discovery) ------------------------------------ */
+
+static const char *const trace_state_names[] = {
+	[MRC_TRACE_STATE_NONE] = "none", [MRC_TRACE_STATE_RUNNING] = "running",
+	[MRC_TRACE_STATE_REACHED] = "reached", [MRC_TRACE_STATE_UNREACHED] = "unreached",
+};
+
+static const char *const trace_attr_names[MRC_A_TRACE_MAX + 1] = {
+	[MRC_A_TRACE_LOCAL_ID] = "id",
+	[MRC_A_TRACE_MAX_TTL] = "max-ttl",
+};
+
+struct trace_state {
+	bool running;
+	bool quiet;	/* trace show -w: only note whether a trace runs */
+};
+
+static void trace_hop_print(const struct nlattr *nest)
+{
+	const struct nlattr *tb[TB_MAX];
+	char ab[INET6_ADDRSTRLEN];
+
+	parse_nest(nest, tb);
+	if (json) {
+		jobj(NULL);
+		ju64("ttl", get_uint(tb[MRC_A_TRACE_HOP_TTL]));
+		if (tb[MRC_A_TRACE_HOP_ADDR]) {
+			jstr("addr", get_addr(tb[MRC_A_TRACE_HOP_ADDR], ab, sizeof(ab)));
+			ju64("rtt_us", get_uint(tb[MRC_A_TRACE_HOP_RTT_US]));
+		}
+		jobj_end();
+		return;
+	}
+	if (!tb[MRC_A_TRACE_HOP_ADDR]) {
+		printf(" *");
+		return;
+	}
+	printf(" %s (%.3f ms)", get_addr(tb[MRC_A_TRACE_HOP_ADDR], ab, sizeof(ab)),
+	       get_uint(tb[MRC_A_TRACE_HOP_RTT_US]) / 1000.0);
+}
+
+static int trace_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[TB_MAX], *attr;
+	struct trace_state *s = data;
+	const struct nlattr *p = mnl_nlmsg_get_payload_offset(nlh, sizeof(struct genlmsghdr));
+	size_t len = (const char *)nlh + nlh->nlmsg_len - (const char *)p;
+
+	parse_msg(nlh, tb);
+	s->running = tb[MRC_A_TRACE_RUNNING];
+	if (s->quiet)
+		return 0;
+	if (json) {
+		jobj(NULL);
+		ju64("id", get_uint(tb[MRC_A_TRACE_LOCAL_ID]));
+		jbool("running", s->running);
+		jarr("evs");
+	} else {
+		printf("conn " CONN_ID_FMT "%s\n", get_uint(tb[MRC_A_TRACE_LOCAL_ID]),
+		       s->running ? " (running)" : "");
+	}
+	mnl_attr_for_each_payload(p, len) {
+		const struct nlattr *ev[TB_MAX], *h;
+		uint64_t state, hops;
+
+		if (mnl_attr_get_type(attr) != MRC_A_TRACE_EV)
+			continue;
+		parse_nest(attr, ev);
+		state = get_uint(ev[MRC_A_TRACE_EV_STATE]);
+		hops = get_uint(ev[MRC_A_TRACE_EV_HOPS]);
+		if (json) {
+			jobj(NULL);
+			ju64("port", get_uint(ev[MRC_A_TRACE_EV_PORT]));
+			jstr("state", NAME_OF(trace_state_names, state));
+			jarr("hops");
+		} else {
+			printf("\tev %-5" PRIu64 " %-9s", get_uint(ev[MRC_A_TRACE_EV_PORT]),
+			       NAME_OF(trace_state_names, state));
+		}
+		mnl_attr_for_each_nested(h, attr)
+			if (mnl_attr_get_type(h) == MRC_A_TRACE_EV_HOP)
+				trace_hop_print(h);
+		if (json) {
+			jarr_end();
+			if (state == MRC_TRACE_STATE_REACHED)
+				ju64("peer_hop", hops + 1);
+			jobj_end();
+		} else {
+			if (state == MRC_TRACE_STATE_REACHED)
+				printf(" -> peer (hop %" PRIu64 ")", hops + 1);
+			printf("\n");
+		}
+	}
+	if (json) {
+		jarr_end();
+		jobj_end();
+	}
+	return 0;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	struct trace_state s = {};
+	struct nlmsghdr *nlh;
+	bool start = false, wait = false;
+	unsigned long max_ttl = 0;
+	int waited_ms;
+	uint32_t id;
+
+	if (argc > 0 && (matches(argv[0], "start") || matches(argv[0], "show"))) {
+		start = matches(argv[0], "start");
+		argc--, argv++;
+	}
+	if (argc < 1)
+		usage_error("trace needs a connection id (conn show prints them)");
+	id = parse_conn_id(argv[0]);
+	for (argc--, argv++; argc > 0; argc--, argv++) {
+		if (start && !strcmp(argv[0], "max-ttl") && argc > 1) {
+			char *end;
+
+			max_ttl = strtoul(argv[1], &end, 10);
+			if (*end || max_ttl < 1 || max_ttl > 8)
+				usage_error("max-ttl takes 1..8 (got \"%s\")", argv[1]);
+			argc--, argv++;
+		} else if (!start && (!strcmp(argv[0], "-w") || matches(argv[0], "wait"))) {
+			wait = true;
+		} else {
+			usage_error("unknown trace %s argument \"%s\"", start ? "start" : "show",
+				    argv[0]);
+		}
+	}
+	nl_open();
+	if (start) {
+		nlh = req(MRC_CMD_EV_TRACE, NLM_F_ACK, trace_attr_names, MRC_A_TRACE_MAX + 1);
+		mnl_attr_put_u32(nlh, MRC_A_TRACE_LOCAL_ID, id);
+		if (max_ttl)
+			mnl_attr_put_u8(nlh, MRC_A_TRACE_MAX_TTL, max_ttl);
+		talk(nlh, NULL, NULL);
+		return 0;
+	}
+	/* -w: until no trace runs, 60 s at most (a probe waits 1 s at most) */
+	s.quiet = wait;
+	for (waited_ms = 0;; waited_ms += 100) {
+		nlh = req(MRC_CMD_EV_TRACE_GET, NLM_F_ACK, trace_attr_names, MRC_A_TRACE_MAX + 1);
+		mnl_attr_put_u32(nlh, MRC_A_TRACE_LOCAL_ID, id);
+		talk(nlh, trace_cb, &s);
+		if (!s.quiet)
+			break;
+		if (!s.running || waited_ms >= 60000)
+			s.quiet = false;
+		else
+			usleep(100000);
+	}
+	return s.running && wait ? EXIT_FAILURE : 0;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* -o FORMAT: text (the default), json (as -j) or prometheus */
@@ -2384,6 +2542,8 @@ static void usage(FILE *out)
 		"  plane { add | del } ADDR\n"
 		"  stats [ -a ] [ -z ] [ -s ] [ -r ]\n"
 		"  monitor [ -t ] [ count N ]\n"
+		"  trace start ID [ max-ttl N ]\n"
+		"  trace [ show ] ID [ -w | wait ]\n"
 		"  run [ -p PORTS ] [ -d PREFIXES ] [ -v ] -- COMMAND [ ARGS ]\n"
 		"FORMAT := { text | json | prometheus } (prometheus: conn show, paths, stats;\n"
 		"           -o may follow OBJECT too)\n"
@@ -2408,6 +2568,7 @@ static const struct {
 	{ "plane", cmd_plane, false },
 	{ "stats", cmd_stats, true },
 	{ "monitor", cmd_monitor, false },
+	{ "trace", cmd_trace, false },
 };
 
 int main(int argc, char **argv)

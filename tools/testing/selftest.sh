@@ -80,7 +80,7 @@ fi
 # production kernel.  A suite joins the debug list once it has passed
 # there (issue 33 wants every behaviour suite on it).
 # MRC_DEBUG_SUITES replaces the list ("" runs everything on production).
-debug_suites=${MRC_DEBUG_SUITES-transfer_test crafted_peer.sh}
+debug_suites=${MRC_DEBUG_SUITES-transfer_test crafted_peer.sh evtrace.sh}
 if [ $# -eq 0 ]; then
 	for i in "${!tests[@]}"; do
 		for d in $debug_suites; do

@@ -10,6 +10,21 @@
 #define MRC_FAMILY_VERSION	1
 
 /**
+ * enum mrc_trace_state - Where the path trace of one entropy value stands.
+ * @MRC_TRACE_STATE_NONE: Not traced yet.
+ * @MRC_TRACE_STATE_RUNNING: A probe is out or due.
+ * @MRC_TRACE_STATE_REACHED: The peer answered; the hops before it are listed.
+ * @MRC_TRACE_STATE_UNREACHED: The TTL limit, or three silent hops in a row (a
+ *   blackhole, or routers that do not answer), ended it.
+ */
+enum mrc_trace_state {
+	MRC_TRACE_STATE_NONE,
+	MRC_TRACE_STATE_RUNNING,
+	MRC_TRACE_STATE_REACHED,
+	MRC_TRACE_STATE_UNREACHED,
+};
+
+/**
  * enum mrc_feature - What this module supports.
  * @MRC_FEATURE_IPV6: connections over IPv6
  * @MRC_FEATURE_SEQPACKET: SOCK_SEQPACKET sockets (message boundaries)
@@ -186,6 +201,35 @@ enum {
 };
 
 enum {
+	MRC_A_TRACE_HOP_TTL = 1,
+	MRC_A_TRACE_HOP_ADDR,
+	MRC_A_TRACE_HOP_RTT_US,
+
+	__MRC_A_TRACE_HOP_MAX,
+	MRC_A_TRACE_HOP_MAX = (__MRC_A_TRACE_HOP_MAX - 1)
+};
+
+enum {
+	MRC_A_TRACE_EV_PORT = 1,
+	MRC_A_TRACE_EV_STATE,
+	MRC_A_TRACE_EV_HOPS,
+	MRC_A_TRACE_EV_HOP,
+
+	__MRC_A_TRACE_EV_MAX,
+	MRC_A_TRACE_EV_MAX = (__MRC_A_TRACE_EV_MAX - 1)
+};
+
+enum {
+	MRC_A_TRACE_LOCAL_ID = 1,
+	MRC_A_TRACE_MAX_TTL,
+	MRC_A_TRACE_RUNNING,
+	MRC_A_TRACE_EV,
+
+	__MRC_A_TRACE_MAX,
+	MRC_A_TRACE_MAX = (__MRC_A_TRACE_MAX - 1)
+};
+
+enum {
 	MRC_A_COUNTER_NAME = 1,
 	MRC_A_COUNTER_VALUE,
 
@@ -219,6 +263,8 @@ enum {
 	MRC_CMD_PLANE_GET,
 	MRC_CMD_PLANE_DOWN_NTF,
 	MRC_CMD_PLANE_UP_NTF,
+	MRC_CMD_EV_TRACE,
+	MRC_CMD_EV_TRACE_GET,
 
 	__MRC_CMD_MAX,
 	MRC_CMD_MAX = (__MRC_CMD_MAX - 1)
