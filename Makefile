@@ -29,6 +29,7 @@ module:
 tools:
 	$(MAKE) -C selftests/mrc
 	$(MAKE) -C tools/mrcctl
+	$(MAKE) -C tools/agent
 	$(MAKE) -C tools/preload
 	$(MAKE) -C tools/nccl
 	$(MAKE) -C tools/bench
@@ -36,7 +37,9 @@ tools:
 # mrc.ko under /lib/modules/$(KVER)/updates (socket(AF_MRC) autoloads it
 # through its net-pf alias once depmod ran); under $(DESTDIR)$(PREFIX)
 # (/usr/local): bin/mrcctl, its man page and completion,
-# include/linux/mrc.h (tools/mrcctl) and lib/mrc/libmrc-preload.so
+# include/linux/mrc.h (tools/mrcctl), sbin/mrc-agent, its man page and
+# /etc/systemd/system/mrc-agent.service (tools/agent) and
+# lib/mrc/libmrc-preload.so
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
 # no kernel found: refuse, rather than install to /lib/modules//updates
 need-kver = @[ -n "$(KVER)" ] || { echo "make $@: no kernel release (KVER): no Debian 6.12 kernel" \
@@ -50,6 +53,7 @@ install-files:
 	$(need-kver)
 	install -D -m 0644 net/mrc/mrc.ko $(MODDIR)/mrc.ko
 	$(MAKE) -C tools/mrcctl install
+	$(MAKE) -C tools/agent install
 	$(MAKE) -C tools/preload install
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
@@ -57,6 +61,7 @@ uninstall:
 	$(need-kver)
 	rm -f $(MODDIR)/mrc.ko
 	$(MAKE) -C tools/mrcctl uninstall
+	$(MAKE) -C tools/agent uninstall
 	$(MAKE) -C tools/preload uninstall
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
@@ -156,6 +161,7 @@ clean:
 	$(MAKE) $(KBUILD_ARGS) clean
 	$(MAKE) -C selftests/mrc clean
 	$(MAKE) -C tools/mrcctl clean
+	$(MAKE) -C tools/agent clean
 	$(MAKE) -C tools/preload clean
 	$(MAKE) -C tools/nccl clean
 	$(MAKE) -C tools/bench clean

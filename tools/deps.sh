@@ -10,7 +10,7 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	iproute2 iputils-ping iperf3 libmnl-dev pkg-config sparse jq
 	python3-matplotlib trinity prometheus tshark tcpdump netcat-openbsd
-	sockperf rsync curl linux-perf
+	sockperf rsync curl linux-perf libmicrohttpd-dev
 	libns3-dev
 )
 missing=()

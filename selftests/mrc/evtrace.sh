@@ -28,10 +28,7 @@ tap_plan 12
 [ -x "$MRCCTL" ] || tap_setup_fail "$MRCCTL not built"
 command -v jq > /dev/null || tap_setup_fail "no jq"
 fabric_up $SPINES || tap_setup_fail "cannot build the fabric"
-for ns in $NS_L1 $NS_L2 $(for i in $(seq 1 $SPINES); do ns_spine "$i"; done); do
-	ns_sysctl "$ns" net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 \
-		net.ipv4.icmp_errors_use_inbound_ifaddr=1 || tap_setup_fail "sysctls of $ns"
-done
+fabric_traceable || tap_setup_fail "cannot set the routers' ICMP up for traces"
 
 # conn_id NS FAMILY: the local ID (decimal) of NS's established connection
 conn_id() {

@@ -142,6 +142,17 @@ fabric_up() {
 	ip -n $NS_L2 -6 route add fd00:1::/64 $nh6b || return 1
 }
 
+# fabric_traceable: the routers answer path traces as an operator sets a
+# fabric up for them (Documentation/networking/mrc.rst, "Path traces"):
+# time exceeded from the interface a probe came in on, without rate limit.
+fabric_traceable() {
+	local ns
+	for ns in $NS_L1 $NS_L2 $(for i in $(seq 1 "$FABRIC_SPINES"); do ns_spine "$i"; done); do
+		ns_sysctl "$ns" net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 \
+			net.ipv4.icmp_errors_use_inbound_ifaddr=1 || return 1
+	done
+}
+
 fabric_down() {
 	local ns
 	# mrc-keys stays: it pins the tc static keys for the VM's life
