@@ -44,22 +44,22 @@ wait_line "$out/agent" "serving" 100
 # traces are done
 for i in $(seq 1 60); do
 	scrape "$out/m1" &&
-		[ "$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.1\.[0-9]+\.2".*state="active"')" -ge 16 ] &&
-		[ "$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.2\.[0-9]+\.1".*state="active"')" -ge 16 ] &&
+		[ "$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.1\.[0-9]+\.2"')" -ge 16 ] &&
+		[ "$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.2\.[0-9]+\.1"')" -ge 16 ] &&
 		break
 	sleep 0.5
 done
-sed -n '/^mrc_agent_hop_evs.*active/p' "$out/m1" | sed 's/^/# /'
-n=$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.1\.[0-9]+\.2".*state="active"')
-l1=$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.0\.1\.254".*state="active"')
-l2=$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.2\.[0-9]+\.1".*state="active"')
+sed -n '/^mrc_agent_hop_evs/p' "$out/m1" | sed 's/^/# /'
+n=$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.1\.[0-9]+\.2"')
+l1=$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.0\.1\.254"')
+l2=$(metric "$out/m1" mrc_agent_hop_evs 'hop="10\.2\.[0-9]+\.1"')
 bad=
 for i in $(seq 1 $SPINES); do
-	[ "$(metric "$out/m1" mrc_agent_hop_evs "$(spine_hop "$i").*state=\"active\"")" = \
-	  "$(metric "$out/m1" mrc_agent_hop_evs "hop=\"10\\.2\\.$i\\.1\".*state=\"active\"")" ] || bad="$bad $i"
+	[ "$(metric "$out/m1" mrc_agent_hop_evs "$(spine_hop "$i")")" = \
+	  "$(metric "$out/m1" mrc_agent_hop_evs "hop=\"10\\.2\\.$i\\.1\"")" ] || bad="$bad $i"
 done
-tap_result $(( n == 16 && l1 == 16 && l2 == 16 && ${#bad} == 0 )) \
-	"the agent traced the connection: its 16 EVs through l1 ($l1), on the spines' hops ($n), on l2's ends of the same links ($l2)${bad:+; spines that differ:$bad}"
+tap_result $(( n >= 16 && l1 == n && l2 == n && ${#bad} == 0 )) \
+	"the agent traced the connection: its EVs (16 and any replacements) through l1 ($l1), on the spines' hops ($n), on l2's ends of the same links ($l2)${bad:+; spines that differ:$bad}"
 promtool check metrics < "$out/m1" > "$out/promtool" 2>&1
 tap_result $(( $? == 0 )) "promtool accepts the metrics$(head -c 200 "$out/promtool" | tr '\n' ' ')"
 labels=$(grep -v '^#' "$out/m1" | grep -o '[a-z_]*=' | sort -u | xargs)
@@ -75,7 +75,14 @@ for i in $(seq 1 $SPINES); do
 	[ "$c" -gt "$most" ] && victim=$i most=$c
 done
 fabric_blackhole "$victim"
-sleep 3
+# until the agent attributed a retirement (15 s at most), and 2 s more
+for i in $(seq 1 30); do
+	sleep 0.5
+	scrape "$out/m2" &&
+		[ "$(metric "$out/m2" mrc_agent_hop_ev_retirements_total "$(spine_hop "$victim")")" -gt 0 ] &&
+		break
+done
+sleep 2
 scrape "$out/m2"
 fabric_heal "$victim"
 grep '^mrc_agent_hop_ev_retirements_total\|^mrc_agent_ev_retirements_total' "$out/m2" | sed 's/^/# /'
@@ -93,16 +100,17 @@ tap_result $(( dead > 0 && far == dead && others == 0 )) \
 kill -TERM $agent
 wait $agent
 tap_result $(( $? == 0 )) "SIGTERM: the agent exits 0"
-ip netns exec $NS_A "$AGENT" -1 -i 1 > "$out/once" 2> "$out/once.err"
+ip netns exec $NS_A "$AGENT" -1 -i 3 > "$out/once" 2> "$out/once.err"
 rc=$?
 promtool check metrics < "$out/once" > /dev/null 2>&1
 tap_result $(( rc == 0 && $? == 0 && $(metric "$out/once" mrc_agent_hop_evs 'state="active"') > 0 )) \
 	"-1: one round's metrics on stdout, accepted by promtool"
 err=$(ip netns exec $NS_A unshare -U -r "$AGENT" -1 -i 1 2>&1 > /dev/null)
 rc=$?
-tap_result $(( rc == 1 )) "without CAP_NET_ADMIN over the namespace: exit 1 ($err)"
-ip netns exec $NS_A "$AGENT" -t 9 -1 > /dev/null 2>&1
+grep -q "^mrc-agent: cannot join the events group: Operation not permitted" <<< "$err"
+tap_result $(( rc == 1 && $? == 0 )) "without CAP_NET_ADMIN over the namespace: exit 1 ($err)"
+timeout 30 ip netns exec $NS_A "$AGENT" -t 9 -1 > /dev/null 2>&1
 rc1=$?
-ip netns exec $NS_A "$AGENT" -l nowhere > /dev/null 2>&1
+timeout 30 ip netns exec $NS_A "$AGENT" -l nowhere > /dev/null 2>&1
 tap_result $(( rc1 == 1 && $? == 1 )) "bad options (-t 9, -l nowhere): exit 1"
 tap_done

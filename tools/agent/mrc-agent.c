@@ -40,9 +40,10 @@
 
 #define MAX_HOPS	8
 #define ADDR_LEN	INET6_ADDRSTRLEN
-#define MAX_EVS		4096	/* EVs of the host attributed, at most */
+#define MAX_EVS		16384	/* EVs of the host attributed, at most */
+#define MAX_CONNS	4096	/* connections read a round, at most */
 #define MAX_ROWS	4096	/* (peer, hop) series, at most */
-#define MAX_TRACED	4096	/* connections traced, remembered */
+#define ROW_EXPIRY	360	/* rounds a series stays after its last EV */
 
 struct ev_path {		/* one EV of one connection, from the last round */
 	uint32_t id;
@@ -61,22 +62,28 @@ struct row {			/* one (peer, hop) series */
 	uint64_t sent, lost;
 	uint64_t retirements;	/* a counter: kept across rounds */
 	bool seen;		/* on some EV's path this round */
+	unsigned int unseen;	/* rounds since it last was */
 };
 
-static struct ev_path evs[MAX_EVS];
-static unsigned int nevs;
+/*
+ * The main thread builds a round in @next, without the lock, and swaps it
+ * into @evs under it: a scrape (the HTTP thread) never waits on netlink.
+ */
+static struct ev_path ev_bufs[2][MAX_EVS];
+static struct ev_path *evs = ev_bufs[0], *next = ev_bufs[1];
+static unsigned int nevs, nnext;
 static struct row rows[MAX_ROWS];
 static unsigned int nrows;
-static uint32_t traced[MAX_TRACED];
-static unsigned int ntraced;
+static unsigned int ntraced, evs_dropped, next_dropped;
 static uint64_t retired_total, retired_unattributed, rounds, round_errors;
+static uint64_t event_overflows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;	/* all the above */
 
 static struct mnl_socket *nl, *ev_nl;
 static uint16_t family_id;
 static uint32_t events_group;
 static unsigned int seq;
-static char rbuf[131072];
+static char rbuf[131072], ebuf[131072];
 static int max_ttl;
 static volatile sig_atomic_t stop;
 
@@ -211,6 +218,7 @@ static struct mnl_socket *nl_socket(void)
 
 static void nl_open(void)
 {
+	int rcvbuf = 8 << 20;
 	char buf[256];
 	struct nlmsghdr *nlh;
 	int err;
@@ -229,23 +237,15 @@ static void nl_open(void)
 	if (mnl_socket_setsockopt(ev_nl, NETLINK_ADD_MEMBERSHIP, &events_group,
 				  sizeof(events_group)) < 0)
 		die("cannot join the events group: %s", strerror(errno));
+	/* a spine's death retires EVs by the thousand at once */
+	setsockopt(mnl_socket_get_fd(ev_nl), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 }
 
 /* ---- one round: connections, traces, rows -------------------------------- */
 
-static bool is_traced(uint32_t id)
-{
-	unsigned int i;
-
-	for (i = 0; i < ntraced; i++)
-		if (traced[i] == id)
-			return true;
-	return false;
-}
-
 struct conn_list {
-	uint32_t id[MAX_TRACED];
-	char peer[MAX_TRACED][ADDR_LEN];
+	uint32_t id[MAX_CONNS];
+	char peer[MAX_CONNS][ADDR_LEN];
 	unsigned int n;
 };
 
@@ -255,7 +255,7 @@ static void conn_cb(const struct nlmsghdr *nlh, void *data)
 	const struct nlattr *tb[64], *a;
 
 	parse(nlh, tb);
-	if (get_uint(tb[MRC_A_CONN_STATE]) != MRC_STATE_ESTABLISHED || c->n >= MAX_TRACED)
+	if (get_uint(tb[MRC_A_CONN_STATE]) != MRC_STATE_ESTABLISHED || c->n >= MAX_CONNS)
 		return;
 	c->id[c->n] = get_uint(tb[MRC_A_CONN_LOCAL_ID]);
 	get_addr(tb[MRC_A_CONN_REMOTE_ADDR], c->peer[c->n]);
@@ -264,10 +264,14 @@ static void conn_cb(const struct nlmsghdr *nlh, void *data)
 		const struct nlattr *e[64];
 		struct ev_path *p;
 
-		if (mnl_attr_get_type(a) != MRC_A_CONN_EV || nevs >= MAX_EVS)
+		if (mnl_attr_get_type(a) != MRC_A_CONN_EV)
 			continue;
+		if (nnext >= MAX_EVS) {
+			next_dropped++;
+			continue;
+		}
 		parse_nest(a, e);
-		p = &evs[nevs++];
+		p = &next[nnext++];
 		memset(p, 0, sizeof(*p));
 		p->id = c->id[c->n];
 		p->port = get_uint(e[MRC_A_EV_PORT]);
@@ -279,16 +283,21 @@ static void conn_cb(const struct nlmsghdr *nlh, void *data)
 	c->n++;
 }
 
-static struct ev_path *ev_find(uint32_t id, uint16_t port)
+static struct ev_path *ev_find(struct ev_path *tab, unsigned int n, uint32_t id, uint16_t port)
 {
 	unsigned int i;
 
-	for (i = 0; i < nevs; i++)
-		if (evs[i].id == id && evs[i].port == port)
-			return &evs[i];
+	for (i = 0; i < n; i++)
+		if (tab[i].id == id && tab[i].port == port)
+			return &tab[i];
 	return NULL;
 }
 
+/*
+ * The hops of each EV's finished trace.  One running (a new EV, or the
+ * minute's re-trace, which starts from nothing) leaves the EV with the
+ * hops of its last finished one, from the previous round.
+ */
 static void trace_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[64], *a, *h;
@@ -303,10 +312,11 @@ static void trace_cb(const struct nlmsghdr *nlh, void *data)
 		if (mnl_attr_get_type(a) != MRC_A_TRACE_EV)
 			continue;
 		parse_nest(a, t);
-		p = ev_find(id, get_uint(t[MRC_A_TRACE_EV_PORT]));
-		if (!p)
+		p = ev_find(next, nnext, id, get_uint(t[MRC_A_TRACE_EV_PORT]));
+		if (!p || get_uint(t[MRC_A_TRACE_EV_STATE]) == MRC_TRACE_STATE_RUNNING)
 			continue;
 		p->nhops = 0;
+		memset(p->hop, 0, sizeof(p->hop));
 		mnl_attr_for_each_nested(h, a) {
 			const struct nlattr *hop[64];
 			unsigned int ttl;
@@ -341,44 +351,69 @@ static struct row *row_get(const char *peer, const char *hop)
 	return r;
 }
 
-/* Asks for the traces of new connections, reads all, sums them per hop. */
-static void round_once(void)
+static void events_drain(void);
+
+/*
+ * Reads the connections and their traces (starting the trace of those
+ * never traced), then sums them per hop.
+ * Return: 0, or the kernel's -errno for the connection dump.
+ */
+static int round_once(void)
 {
 	static struct conn_list conns;
+	unsigned int i, j, traced = 0;
+	struct ev_path *swap;
 	char buf[512];
-	unsigned int i, j;
 	int err;
 
-	pthread_mutex_lock(&lock);
-	nevs = 0;
+	nnext = 0;
+	next_dropped = 0;
 	conns.n = 0;
 	err = talk(msg_start(buf, family_id, NLM_F_DUMP, MRC_CMD_CONN_GET), conn_cb, &conns);
 	for (i = 0; !err && i < conns.n; i++) {
 		struct nlmsghdr *nlh;
 
-		if (!is_traced(conns.id[i])) {
+		/* last round's hops, until a finished trace replaces them */
+		for (j = 0; j < nnext; j++) {
+			struct ev_path *p = &next[j], *old;
+
+			if (p->id != conns.id[i])
+				continue;
+			old = ev_find(evs, nevs, p->id, p->port);
+			if (old) {
+				p->nhops = old->nhops;
+				memcpy(p->hop, old->hop, sizeof(p->hop));
+			}
+		}
+		nlh = msg_start(buf, family_id, NLM_F_ACK, MRC_CMD_EV_TRACE_GET);
+		mnl_attr_put_u32(nlh, MRC_A_TRACE_LOCAL_ID, conns.id[i]);
+		if (!talk(nlh, trace_cb, NULL)) {
+			traced++;
+		} else {
+			/* never traced (an ev-trace would restart a running one) */
 			nlh = msg_start(buf, family_id, NLM_F_ACK, MRC_CMD_EV_TRACE);
 			mnl_attr_put_u32(nlh, MRC_A_TRACE_LOCAL_ID, conns.id[i]);
 			if (max_ttl)
 				mnl_attr_put_u8(nlh, MRC_A_TRACE_MAX_TTL, max_ttl);
 			/* a connection that closed meanwhile: ENOENT, ENOTCONN */
-			if (!talk(nlh, NULL, NULL) && ntraced < MAX_TRACED)
-				traced[ntraced++] = conns.id[i];
+			traced += !talk(nlh, NULL, NULL);
 		}
-		nlh = msg_start(buf, family_id, NLM_F_ACK, MRC_CMD_EV_TRACE_GET);
-		mnl_attr_put_u32(nlh, MRC_A_TRACE_LOCAL_ID, conns.id[i]);
-		talk(nlh, trace_cb, NULL);
+		events_drain();
 	}
-	/* forget the connections that are gone */
-	for (i = 0, j = 0; i < ntraced; i++) {
-		unsigned int k;
-
-		for (k = 0; k < conns.n && conns.id[k] != traced[i]; k++)
-			;
-		if (k < conns.n)
-			traced[j++] = traced[i];
+	pthread_mutex_lock(&lock);
+	rounds++;
+	if (err) {
+		/* the last round's state stands */
+		round_errors++;
+		pthread_mutex_unlock(&lock);
+		return err;
 	}
-	ntraced = j;
+	swap = evs;
+	evs = next;
+	next = swap;
+	nevs = nnext;
+	ntraced = traced;
+	evs_dropped = next_dropped;
 	for (i = 0; i < nrows; i++) {
 		rows[i].active = rows[i].retired = 0;
 		rows[i].sent = rows[i].lost = 0;
@@ -397,9 +432,15 @@ static void round_once(void)
 			r->lost += evs[i].lost;
 		}
 	}
-	rounds++;
-	round_errors += err != 0;
+	/* a series no EV has crossed for ROW_EXPIRY rounds goes */
+	for (i = 0, j = 0; i < nrows; i++) {
+		rows[i].unseen = rows[i].seen ? 0 : rows[i].unseen + 1;
+		if (rows[i].unseen <= ROW_EXPIRY)
+			rows[j++] = rows[i];
+	}
+	nrows = j;
 	pthread_mutex_unlock(&lock);
+	return 0;
 }
 
 /* An EV was retired: a retirement for each hop of its last trace. */
@@ -420,7 +461,7 @@ static void event_cb(const struct nlmsghdr *nlh, void *data)
 	get_addr(tb[MRC_A_CONN_REMOTE_ADDR], peer);
 	pthread_mutex_lock(&lock);
 	retired_total++;
-	p = ev_find(get_uint(tb[MRC_A_CONN_LOCAL_ID]), get_uint(e[MRC_A_EV_PORT]));
+	p = ev_find(evs, nevs, get_uint(tb[MRC_A_CONN_LOCAL_ID]), get_uint(e[MRC_A_EV_PORT]));
 	if (!p || !p->nhops)
 		retired_unattributed++;
 	for (j = 0; p && j < p->nhops; j++) {
@@ -435,13 +476,20 @@ static void event_cb(const struct nlmsghdr *nlh, void *data)
 static void events_drain(void)
 {
 	for (;;) {
-		ssize_t n = recv(mnl_socket_get_fd(ev_nl), rbuf, sizeof(rbuf), MSG_DONTWAIT);
+		ssize_t n = recv(mnl_socket_get_fd(ev_nl), ebuf, sizeof(ebuf), MSG_DONTWAIT);
 		const struct nlmsghdr *m;
 		int len = n;
 
+		if (n < 0 && errno == ENOBUFS) {
+			/* the kernel dropped events: their retirements are not counted */
+			pthread_mutex_lock(&lock);
+			event_overflows++;
+			pthread_mutex_unlock(&lock);
+			continue;
+		}
 		if (n <= 0)
 			return;
-		for (m = (void *)rbuf; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len))
+		for (m = (void *)ebuf; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len))
 			event_cb(m, NULL);
 	}
 }
@@ -518,6 +566,11 @@ static char *metrics(size_t *len)
 	put(t, "# HELP mrc_agent_traced_connections Open connections whose EVs are traced\n"
 	    "# TYPE mrc_agent_traced_connections gauge\nmrc_agent_traced_connections %u\n",
 	    ntraced);
+	put(t, "# HELP mrc_agent_event_overflows_total Times the kernel dropped events for the agent (retirements lost)\n"
+	    "# TYPE mrc_agent_event_overflows_total counter\nmrc_agent_event_overflows_total %" PRIu64
+	    "\n", event_overflows);
+	put(t, "# HELP mrc_agent_evs_dropped EVs of the last round past the agent's table, not attributed\n"
+	    "# TYPE mrc_agent_evs_dropped gauge\nmrc_agent_evs_dropped %u\n", evs_dropped);
 	put(t, "# HELP mrc_agent_rounds_total Rounds of reading the connections and their traces\n"
 	    "# TYPE mrc_agent_rounds_total counter\nmrc_agent_rounds_total %" PRIu64 "\n",
 	    rounds);
@@ -556,6 +609,14 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	return ret;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void on_signal(int sig)
 {
 	stop = 1;
@@ -590,16 +651,19 @@ int main(int argc, char **argv)
 	if (once) {
 		char *text;
 		size_t len;
+		int err;
 
-		round_once();
+		err = round_once();
 		/* the traces take a few RTTs a hop: a second round reads them */
 		sleep(interval);
 		events_drain();
-		round_once();
+		err = err ?: round_once();
 		text = metrics(&len);
 		fwrite(text, 1, len, stdout);
 		free(text);
-		return 0;
+		if (err)
+			fprintf(stderr, "mrc-agent: reading the connections: %s\n", strerror(-err));
+		return err ? 1 : 0;
 	}
 	if (inet_pton(AF_INET, listen_addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		ss.ss_family = AF_INET;
@@ -620,14 +684,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (!stop) {
 		struct pollfd p = { .fd = mnl_socket_get_fd(ev_nl), .events = POLLIN };
-		time_t next;
+		double due;
 
 		round_once();
-		next = time(NULL) + interval;
-		while (!stop && time(NULL) < next) {
+		/* the monotonic clock: a wall clock set back would stall rounds */
+		for (due = now_s() + interval; !stop && now_s() < due;)
 			if (poll(&p, 1, 1000) > 0)
 				events_drain();
-		}
 	}
 	MHD_stop_daemon(d);
 	return 0;
