@@ -96,6 +96,17 @@ static int mrc_trace_slot(const struct mrc_sock *msk, u16 port)
 	return -1;
 }
 
+/* The entry tracing @port, NULL: none (a port has one at most). */
+static struct mrc_ev_trace *mrc_trace_find(struct mrc_trace *tr, u16 port)
+{
+	unsigned int i;
+
+	for (i = 0; i < MRC_MAX_EVS; i++)
+		if (tr->ev[i].port == port)
+			return &tr->ev[i];
+	return NULL;
+}
+
 /*
  * Whether EV @ev is traced: an active one of the connection's first path.
  * Only ICMP errors that quote the connection's own addresses are taken
@@ -117,7 +128,7 @@ static bool mrc_trace_wanted(const struct mrc_sock *msk, const struct mrc_ev *ev
 static void mrc_trace_refresh(struct mrc_sock *msk, struct mrc_trace *tr, bool all)
 {
 	struct mrc_ev_trace *free = tr->ev;
-	unsigned int i, j;
+	unsigned int i;
 
 	sock_owned_by_me(&msk->sk);
 	lockdep_assert_held(&tr->lock);
@@ -126,13 +137,11 @@ static void mrc_trace_refresh(struct mrc_sock *msk, struct mrc_trace *tr, bool a
 			tr->ev[i].port = 0;
 	for (i = 0; i < msk->ev_cap; i++) {
 		const struct mrc_ev *ev = &msk->evs[i];
-		struct mrc_ev_trace *t = NULL;
+		struct mrc_ev_trace *t;
 
 		if (!mrc_trace_wanted(msk, ev))
 			continue;
-		for (j = 0; j < MRC_MAX_EVS && !t; j++)
-			if (tr->ev[j].port == ev->port)
-				t = &tr->ev[j];
+		t = mrc_trace_find(tr, ev->port);
 		if (t && !all)
 			continue;
 		while (!t && free < tr->ev + MRC_MAX_EVS) {
@@ -307,16 +316,15 @@ void mrc_trace_free(struct mrc_sock *msk)
 void mrc_trace_reached_rcv(struct mrc_sock *msk, u16 port, u32 tsecr)
 {
 	struct mrc_trace *tr = mrc_trace_of(msk);
-	bool taken = false;
-	unsigned int i;
+	struct mrc_ev_trace *t;
+	bool taken;
 
 	sock_owned_by_me(&msk->sk);
 	if (!tr)
 		return;
 	spin_lock_bh(&tr->lock);
-	for (i = 0; i < MRC_MAX_EVS && !taken; i++)
-		if (tr->ev[i].port == port)
-			taken = mrc_trace_reached(&tr->ev[i], tsecr);
+	t = mrc_trace_find(tr, port);
+	taken = t && mrc_trace_reached(t, tsecr);
 	spin_unlock_bh(&tr->lock);
 	if (taken)
 		mrc_trace_kick_now(tr);
@@ -337,9 +345,9 @@ bool mrc_trace_icmp(struct mrc_sock *msk, struct sk_buff *skb, const struct mrch
 		    u16 port)
 {
 	struct mrc_trace *tr = mrc_trace_of(msk);
+	struct mrc_ev_trace *t;
 	__be32 addr[4] = {};
-	bool taken = false;
-	unsigned int i;
+	bool taken;
 
 	if (!tr || h->type != MRC_T_ACK || !(h->flags & MRC_F_PROBE))
 		return false;
@@ -355,10 +363,8 @@ bool mrc_trace_icmp(struct mrc_sock *msk, struct sk_buff *skb, const struct mrch
 		memcpy(addr, &ipv6_hdr(skb)->saddr, sizeof(addr));
 	}
 	spin_lock(&tr->lock);
-	for (i = 0; i < MRC_MAX_EVS && !taken; i++)
-		if (tr->ev[i].port == port)
-			taken = mrc_trace_hop_rcv(&tr->ev[i], ntohl(h->tsval), addr,
-						  mrc_clock_us());
+	t = mrc_trace_find(tr, port);
+	taken = t && mrc_trace_hop_rcv(t, ntohl(h->tsval), addr, mrc_clock_us());
 	spin_unlock(&tr->lock);
 	if (taken) {
 		mrc_count(msk->mn, MRC_C_TRACE_HOPS);
